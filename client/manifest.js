@@ -1,0 +1,74 @@
+/**
+ * Builds the asset manifest a page uses to name its static assets by content
+ * (URL path → SRI SHA-256, size, type). Node-side; used by the `maygh-manifest`
+ * CLI and by the demo site. Format: docs/protocol.md, "Manifest".
+ */
+import { createHash } from 'node:crypto'
+import { readdir, readFile } from 'node:fs/promises'
+import { join, posix, relative, sep, extname } from 'node:path'
+
+/** Content types by extension for the assets a site typically offloads. */
+export const CONTENT_TYPES = Object.freeze({
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.avif': 'image/avif',
+  '.svg': 'image/svg+xml',
+  '.css': 'text/css',
+  '.js': 'text/javascript',
+  '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.json': 'application/json',
+  '.html': 'text/html; charset=utf-8',
+  '.mp4': 'video/mp4',
+  '.webm': 'video/webm'
+})
+
+/**
+ * @param {string} path
+ * @returns {string}
+ */
+export function contentType (path) {
+  return CONTENT_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream'
+}
+
+/**
+ * SRI name of some bytes: `sha256-<base64>`.
+ * @param {Uint8Array} bytes
+ * @returns {string}
+ */
+export function sriHash (bytes) {
+  return 'sha256-' + createHash('sha256').update(bytes).digest('base64')
+}
+
+/**
+ * @typedef {{ hash: string, size: number, type: string }} ManifestEntry
+ * @typedef {{ version: 1, assets: Record<string, ManifestEntry> }} Manifest
+ */
+
+/**
+ * Manifest for every file under `dir` whose extension is in `extensions`.
+ *
+ * @param {string} dir folder served at `prefix`
+ * @param {{ prefix?: string, extensions?: string[] }} [options]
+ * @returns {Promise<Manifest>}
+ */
+export async function buildManifest (dir, options = {}) {
+  const prefix = options.prefix ?? '/'
+  if (!prefix.startsWith('/')) throw new TypeError('prefix must start with "/"')
+  const extensions = new Set(options.extensions ?? Object.keys(CONTENT_TYPES).filter((e) => e !== '.html'))
+  const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((d) => d.isFile() && extensions.has(extname(d.name).toLowerCase()))
+    .map((d) => join(d.parentPath ?? d.path, d.name))
+    .sort()
+  /** @type {Record<string, ManifestEntry>} */
+  const assets = {}
+  for (const file of files) {
+    const bytes = await readFile(file)
+    const urlPath = posix.join(prefix, relative(dir, file).split(sep).join('/'))
+    assets[urlPath] = { hash: sriHash(bytes), size: bytes.length, type: contentType(file) }
+  }
+  return { version: 1, assets }
+}
