@@ -21,6 +21,7 @@ export const ERRORS = Object.freeze({
   MGH_ERR_UNKNOWN_PEER: { code: 'MGH_ERR_UNKNOWN_PEER', message: 'no online peer has that id', close: null },
   MGH_ERR_RATE_LIMITED: { code: 'MGH_ERR_RATE_LIMITED', message: 'too many messages; slow down', close: null },
   MGH_ERR_STORE: { code: 'MGH_ERR_STORE', message: 'the coordinator store failed; try again', close: null },
+  MGH_ERR_HTTP_NOT_FOUND: { code: 'MGH_ERR_HTTP_NOT_FOUND', message: 'no such HTTP endpoint (try /healthz or /stats)', close: null },
   MGH_ERR_SHUTTING_DOWN: { code: 'MGH_ERR_SHUTTING_DOWN', message: 'coordinator is shutting down; reconnect', close: 1012 }
 })
 

@@ -5,6 +5,10 @@
  * that the simulator measures the policy that really runs. It is pure: callers
  * supply the candidates and two accessors, and record the choice themselves.
  *
+ * Callers record as chosen the holder the asker will try first (the coordinator
+ * marks the first it returns; the simulator the one that served), since that is
+ * where the upload lands; the others are only fallbacks.
+ *
  * Order: peers the asker already has a channel to come first (no connection
  * set-up, no new NAT traversal), then the least recently chosen (spreads upload
  * load across holders). Ties keep candidate order, so a caller that samples its

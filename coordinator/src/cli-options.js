@@ -1,0 +1,47 @@
+/**
+ * Reads coordinator options from command-line flags and environment variables
+ * (flags win). Used only by the entry point; README.md "Configuration" lists them.
+ */
+import { parseArgs } from 'node:util'
+
+/** flag name → [option, env var, parse] */
+const OPTIONS = {
+  port: ['port', 'PORT', Number],
+  host: ['host', 'HOST', String],
+  'stun-port': ['stunPort', 'STUN_PORT', Number],
+  'ice-servers': ['iceServers', 'ICE_SERVERS', parseIceServers],
+  'redis-url': ['redisUrl', 'REDIS_URL', String],
+  'shard-id': ['shardId', 'SHARD_ID', String],
+  'max-message-bytes': ['maxMessageBytes', 'MAX_MESSAGE_BYTES', Number],
+  'max-assets-per-peer': ['maxAssetsPerPeer', 'MAX_ASSETS_PER_PEER', Number],
+  'max-holders': ['maxHolders', 'MAX_HOLDERS', Number],
+  'ping-interval-ms': ['pingIntervalMs', 'PING_INTERVAL_MS', Number]
+}
+
+/**
+ * @param {string} text `stun:host:port[,turn:…]` or a JSON array of RTCIceServer
+ * @returns {object[]}
+ */
+function parseIceServers (text) {
+  if (text.trim().startsWith('[')) return JSON.parse(text)
+  return text.split(',').map((urls) => ({ urls: urls.trim() }))
+}
+
+/**
+ * @param {string[]} argv
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {Partial<typeof import('./config.js').DEFAULTS>}
+ */
+export function optionsFrom (argv, env) {
+  const { values } = parseArgs({
+    args: argv,
+    options: Object.fromEntries(Object.keys(OPTIONS).map((flag) => [flag, { type: 'string' }]))
+  })
+  /** @type {Record<string, unknown>} */
+  const options = {}
+  for (const [flag, [option, envVar, parse]] of Object.entries(OPTIONS)) {
+    const text = values[flag] ?? env[envVar]
+    if (text !== undefined && text !== '') options[option] = parse(text)
+  }
+  return options
+}

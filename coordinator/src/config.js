@@ -1,0 +1,125 @@
+/**
+ * The coordinator's configuration: one documented defaults object, merged with
+ * the caller's options, validated once and frozen. Environment variables and
+ * flags are read only in `bin/maygh-coordinator.js`.
+ */
+import { randomBytes } from 'node:crypto'
+import { POLICY_DEFAULTS } from './policy/peer-selection.js'
+
+/** Defaults; README.md "Configuration" lists each with its env var and flag. */
+export const DEFAULTS = Object.freeze({
+  /** TCP port of the WebSocket + HTTP server (0 = any free port) */
+  port: 7070,
+  /** address the WebSocket, HTTP and STUN servers bind to */
+  host: '127.0.0.1',
+  /** UDP port of the STUN server (0 = any free port, -1 = no STUN server) */
+  stunPort: 3478,
+  /** ICE servers handed to peers in `welcome`; null = this coordinator's own STUN server */
+  iceServers: /** @type {RTCIceServerLike[] | null} */ (null),
+  /** Redis (or Redis Cluster seed) URL; null = the in-process store */
+  redisUrl: /** @type {string | null} */ (null),
+  /** this coordinator's id among its shards; random when null */
+  shardId: /** @type {string | null} */ (null),
+  /** largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE */
+  maxMessageBytes: 64 * 1024,
+  /** largest frame read at all; bigger ones close the socket with 1009 */
+  hardMaxMessageBytes: 1024 * 1024,
+  /** assets the coordinator lists for one peer */
+  maxAssetsPerPeer: 10000,
+  /** assets one join or update may name */
+  maxAssetsPerMessage: 1000,
+  /** holders a lookup returns at most */
+  maxHolders: POLICY_DEFAULTS.maxHolders,
+  /** holders read from the store per lookup before ranking */
+  candidateSample: POLICY_DEFAULTS.candidateSample,
+  /** WebSocket ping period; a peer that misses one is removed */
+  pingIntervalMs: 30000,
+  /** messages a peer may send per second, sustained */
+  rateLimitPerSecond: 200,
+  /** messages a peer may send in a burst */
+  rateLimitBurst: 400
+})
+
+/** @typedef {{ urls: string | string[], username?: string, credential?: string }} RTCIceServerLike */
+/** @typedef {typeof DEFAULTS & { shardId: string }} Config */
+
+const INTEGER_RANGES = /** @type {const} */ ({
+  port: [0, 65535],
+  stunPort: [-1, 65535],
+  maxMessageBytes: [256, 16 * 1024 * 1024],
+  hardMaxMessageBytes: [256, 64 * 1024 * 1024],
+  maxAssetsPerPeer: [1, 10_000_000],
+  maxAssetsPerMessage: [1, 100_000],
+  maxHolders: [1, 64],
+  candidateSample: [1, 1024],
+  pingIntervalMs: [100, 3_600_000],
+  rateLimitPerSecond: [1, 1_000_000],
+  rateLimitBurst: [1, 1_000_000]
+})
+
+/**
+ * Merge `options` over {@link DEFAULTS}, validate, and freeze.
+ *
+ * @param {Partial<typeof DEFAULTS>} [options]
+ * @returns {Readonly<Config>}
+ * @throws {TypeError} on an unknown option, a value of the wrong type or range,
+ *   or an impossible combination
+ */
+export function resolveConfig (options = {}) {
+  for (const key of Object.keys(options)) {
+    if (!(key in DEFAULTS)) throw new TypeError(`unknown coordinator option "${key}"`)
+  }
+  const config = { ...DEFAULTS, ...stripUndefined(options) }
+  for (const [key, [min, max]] of Object.entries(INTEGER_RANGES)) {
+    const value = config[key]
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new TypeError(`option "${key}" must be an integer from ${min} to ${max}, got ${typeof value === 'number' ? value : JSON.stringify(value)}`)
+    }
+  }
+  if (typeof config.host !== 'string' || config.host === '') throw new TypeError('option "host" must be a non-empty string')
+  if (config.redisUrl !== null && !/^rediss?:\/\//.test(String(config.redisUrl))) {
+    throw new TypeError('option "redisUrl" must be a redis:// or rediss:// URL')
+  }
+  if (config.hardMaxMessageBytes < config.maxMessageBytes) {
+    throw new TypeError('option "hardMaxMessageBytes" must be at least "maxMessageBytes"')
+  }
+  if (config.maxAssetsPerMessage > config.maxAssetsPerPeer) {
+    throw new TypeError('option "maxAssetsPerMessage" must not exceed "maxAssetsPerPeer"')
+  }
+  if (config.candidateSample < config.maxHolders) {
+    throw new TypeError('option "candidateSample" must be at least "maxHolders"')
+  }
+  if (config.rateLimitBurst < config.rateLimitPerSecond / 10) {
+    throw new TypeError('option "rateLimitBurst" must be at least a tenth of "rateLimitPerSecond"')
+  }
+  if (config.iceServers !== null && !(Array.isArray(config.iceServers) && config.iceServers.every(isIceServer))) {
+    throw new TypeError('option "iceServers" must be an array of {urls, username?, credential?}')
+  }
+  if (config.iceServers === null && (config.host === '0.0.0.0' || config.host === '::')) {
+    throw new TypeError(`binding to ${config.host}, give "iceServers" with an address browsers reach the STUN server at`)
+  }
+  if (config.iceServers === null && config.stunPort === -1) {
+    throw new TypeError('with no STUN server (stunPort -1), "iceServers" must be given')
+  }
+  if (config.shardId === null) config.shardId = randomBytes(6).toString('base64url')
+  else if (!/^[\w.-]{1,64}$/.test(config.shardId)) throw new TypeError('option "shardId" must be 1-64 of [A-Za-z0-9_.-]')
+  return Object.freeze(config)
+}
+
+/**
+ * @param {object} options
+ * @returns {object} the options without keys whose value is undefined
+ */
+function stripUndefined (options) {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined))
+}
+
+/**
+ * @param {unknown} s
+ * @returns {boolean}
+ */
+function isIceServer (s) {
+  if (s === null || typeof s !== 'object') return false
+  const urls = /** @type {any} */ (s).urls
+  return typeof urls === 'string' || (Array.isArray(urls) && urls.length > 0 && urls.every((u) => typeof u === 'string'))
+}

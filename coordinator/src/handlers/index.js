@@ -1,0 +1,25 @@
+/**
+ * Handlers by message type. Each takes the validated message and the context it
+ * needs, and returns the reply (without `ref`; the session adds it) or nothing.
+ *
+ * @typedef {object} HandlerContext
+ * @property {import('../session.js').Session} session the sender's connection
+ * @property {import('../store/store.js').Store} store
+ * @property {Readonly<import('../config.js').Config>} config
+ * @property {string} shard this coordinator's shard id
+ * @property {Map<string, import('../session.js').Session>} sessions joined peers on this shard
+ * @property {object[]} iceServers what `welcome` hands out
+ * @property {import('../relay.js').Relay} relay
+ * @property {Record<string, number>} counters
+ * @property {() => number} clock ms since the epoch, strictly increasing per coordinator (orders lookups' choices)
+ * @property {(err: Error, context: string) => void} warn
+ *
+ * @typedef {(message: import('../protocol.js').Message, context: HandlerContext) => Promise<object | undefined>} Handler
+ */
+import { join } from './join.js'
+import { update } from './update.js'
+import { lookup } from './lookup.js'
+import { connect } from './connect.js'
+
+/** @type {Readonly<Record<string, Handler>>} */
+export const HANDLERS = Object.freeze({ join, update, lookup, connect })

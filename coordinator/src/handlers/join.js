@@ -1,0 +1,27 @@
+/**
+ * `join`: a client introduces itself and what it already holds; it gets a peer
+ * id and the ICE servers to use.
+ */
+import { randomBytes } from 'node:crypto'
+import { MayghError } from '../errors.js'
+
+/** @type {import('./index.js').Handler} */
+export async function join (message, { session, store, config, shard, sessions, iceServers }) {
+  if (session.peerId !== null) throw new MayghError('MGH_ERR_ALREADY_JOINED')
+  const have = [...new Set(/** @type {string[]} */ (message.have ?? []))]
+  const id = randomBytes(16).toString('base64url')
+  await store.addPeer(id, { shard, joinedAt: Date.now() }, have)
+  session.peerId = id
+  session.assets = new Set(have)
+  sessions.set(id, session)
+  return {
+    type: 'welcome',
+    id,
+    iceServers,
+    limits: {
+      maxMessageBytes: config.maxMessageBytes,
+      maxAssetsPerPeer: config.maxAssetsPerPeer,
+      maxAssetsPerMessage: config.maxAssetsPerMessage
+    }
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Parses and validates coordinator protocol messages (docs/protocol.md). Every
+ * way a frame can be wrong ends in a {@link MayghError} with a stable code;
+ * nothing here throws anything else.
+ */
+import { MayghError } from './errors.js'
+
+export const PROTOCOL_VERSION = 1
+
+/** SRI SHA-256: `sha256-` + standard base64 of 32 bytes. */
+export const HASH_PATTERN = /^sha256-[A-Za-z0-9+/]{43}=$/
+/** Peer ids are 16 random bytes in base64url. */
+export const PEER_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/
+/** Peers a lookup may say the asker is connected to. */
+export const MAX_CONNECTED = 64
+
+/**
+ * @typedef {{ maxMessageBytes: number, maxAssetsPerMessage: number }} ParseLimits
+ * @typedef {{ type: string, ref?: number, [field: string]: unknown }} Message
+ */
+
+/** Field validators by message type; a type missing here is unknown. */
+const VALIDATORS = {
+  /** @param {any} m @param {ParseLimits} l */
+  join: (m, l) => { optionalHashList(m, 'have', l.maxAssetsPerMessage) },
+  /** @param {any} m @param {ParseLimits} l */
+  update: (m, l) => {
+    optionalHashList(m, 'add', l.maxAssetsPerMessage)
+    optionalHashList(m, 'remove', l.maxAssetsPerMessage)
+  },
+  /** @param {any} m */
+  lookup: (m) => {
+    if (typeof m.hash !== 'string' || !HASH_PATTERN.test(m.hash)) throw badField('hash', 'an SRI sha256 string')
+    if (m.connected !== undefined) {
+      if (!Array.isArray(m.connected) || m.connected.length > MAX_CONNECTED) throw badField('connected', `an array of at most ${MAX_CONNECTED} peer ids`)
+      for (const id of m.connected) if (typeof id !== 'string' || !PEER_ID_PATTERN.test(id)) throw badField('connected', 'peer ids')
+    }
+  },
+  /** @param {any} m */
+  connect: (m) => {
+    if (typeof m.to !== 'string' || !PEER_ID_PATTERN.test(m.to)) throw badField('to', 'a peer id')
+    if (m.signal === null || typeof m.signal !== 'object' || Array.isArray(m.signal)) throw badField('signal', 'an object')
+  }
+}
+
+/** Message types the coordinator accepts. */
+export const MESSAGE_TYPES = Object.freeze(Object.keys(VALIDATORS))
+
+/**
+ * Parse one WebSocket frame into a validated message.
+ *
+ * @param {Buffer} data frame payload (`ws` with its default binaryType)
+ * @param {boolean} isBinary
+ * @param {ParseLimits} limits
+ * @returns {Message}
+ * @throws {MayghError} with `ref` set when the frame was JSON carrying a valid one
+ */
+export function parseMessage (data, isBinary, limits) {
+  if (isBinary) throw new MayghError('MGH_ERR_BAD_MESSAGE', 'binary frames are not part of the protocol')
+  if (data.length > limits.maxMessageBytes) throw new MayghError('MGH_ERR_TOO_LARGE', `${data.length} bytes > ${limits.maxMessageBytes}`)
+  let message
+  try {
+    message = JSON.parse(data.toString('utf8'))
+  } catch {
+    throw new MayghError('MGH_ERR_BAD_JSON')
+  }
+  try {
+    return validateMessage(message, limits)
+  } catch (err) {
+    err.ref = refOf(message)
+    throw err
+  }
+}
+
+/**
+ * Validate an already-decoded message.
+ *
+ * @param {unknown} message
+ * @param {ParseLimits} limits
+ * @returns {Message}
+ * @throws {MayghError}
+ */
+export function validateMessage (message, limits) {
+  if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof /** @type {any} */ (message).type !== 'string') {
+    throw new MayghError('MGH_ERR_BAD_MESSAGE')
+  }
+  const m = /** @type {any} */ (message)
+  if (m.ref !== undefined && !(Number.isSafeInteger(m.ref) && m.ref >= 0)) throw badField('ref', 'a non-negative integer')
+  if (m.v !== undefined && m.v !== PROTOCOL_VERSION) throw new MayghError('MGH_ERR_BAD_VERSION', `got ${JSON.stringify(m.v)}, this coordinator speaks ${PROTOCOL_VERSION}`)
+  const validate = Object.hasOwn(VALIDATORS, m.type) ? VALIDATORS[m.type] : undefined
+  if (validate === undefined) throw new MayghError('MGH_ERR_UNKNOWN_TYPE', JSON.stringify(m.type.slice(0, 64)))
+  validate(m, limits)
+  return m
+}
+
+/**
+ * `ref` of a message that failed validation, so its error reply can still be matched.
+ *
+ * @param {unknown} message
+ * @returns {number | undefined}
+ */
+function refOf (message) {
+  const ref = message !== null && typeof message === 'object' ? /** @type {any} */ (message).ref : undefined
+  return Number.isSafeInteger(ref) && ref >= 0 ? ref : undefined
+}
+
+/**
+ * @param {any} m
+ * @param {string} field
+ * @param {number} max
+ */
+function optionalHashList (m, field, max) {
+  const list = m[field]
+  if (list === undefined) return
+  if (!Array.isArray(list)) throw badField(field, 'an array of SRI sha256 strings')
+  if (list.length > max) throw new MayghError('MGH_ERR_TOO_MANY_ASSETS', `${field} names ${list.length} assets, at most ${max} per message`)
+  for (const hash of list) {
+    if (typeof hash !== 'string' || !HASH_PATTERN.test(hash)) throw badField(field, 'an array of SRI sha256 strings')
+  }
+}
+
+/**
+ * @param {string} field
+ * @param {string} expected
+ * @returns {MayghError}
+ */
+function badField (field, expected) {
+  return new MayghError('MGH_ERR_BAD_FIELD', `"${field}" must be ${expected}`)
+}

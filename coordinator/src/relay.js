@@ -1,0 +1,58 @@
+/**
+ * Delivers `connect` signals to peers: to a socket on this shard directly, or
+ * through the store's bus to the shard that holds the target's socket.
+ */
+export class Relay {
+  /**
+   * @param {{ shard: string, store: import('./store/store.js').Store,
+   *   sessions: Map<string, import('./session.js').Session>, counters: Record<string, number> }} deps
+   */
+  constructor ({ shard, store, sessions, counters }) {
+    this.shard = shard
+    this.store = store
+    this.sessions = sessions
+    this.counters = counters
+    /** @type {(() => Promise<void>) | null} */
+    this.unsubscribe = null
+  }
+
+  /** Start taking this shard's messages off the bus. */
+  async start () {
+    this.unsubscribe = await this.store.subscribe(this.shard, (message) => {
+      const { to, from, signal } = /** @type {any} */ (message)
+      if (typeof to === 'string' && typeof from === 'string' && signal !== null && typeof signal === 'object') {
+        this.deliverLocal(to, from, signal)
+      }
+    })
+  }
+
+  /**
+   * @param {string} to
+   * @param {string} from
+   * @param {object} signal
+   * @returns {boolean} whether `to` is on this shard (and got the signal)
+   */
+  deliverLocal (to, from, signal) {
+    const session = this.sessions.get(to)
+    if (session === undefined) return false
+    session.send({ type: 'connect', from, signal })
+    this.counters.relayed++
+    return true
+  }
+
+  /**
+   * @param {string} shard where `to` is connected
+   * @param {string} to
+   * @param {string} from
+   * @param {object} signal
+   */
+  async forward (shard, to, from, signal) {
+    await this.store.publish(shard, { to, from, signal })
+    this.counters.forwarded++
+  }
+
+  async stop () {
+    await this.unsubscribe?.()
+    this.unsubscribe = null
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * The coordinator: a WebSocket service (protocol in docs/protocol.md) with
+ * `/healthz` and `/stats` over HTTP on the same port, and a STUN server on UDP.
+ * Stateless apart from its sockets: the maps live in the store, so any number
+ * of coordinators can share one Redis.
+ */
+import { EventEmitter } from 'node:events'
+import { createServer } from 'node:http'
+import { once } from 'node:events'
+import { WebSocketServer } from 'ws'
+import { resolveConfig } from './config.js'
+import { ERRORS, MayghError } from './errors.js'
+import { parseMessage } from './protocol.js'
+import { HANDLERS } from './handlers/index.js'
+import { Session } from './session.js'
+import { Relay } from './relay.js'
+import { Heartbeat } from './heartbeat.js'
+import { openStore } from './store/index.js'
+import { startStunServer } from './stun/stun-server.js'
+
+/**
+ * Start a coordinator.
+ *
+ * @param {Partial<typeof import('./config.js').DEFAULTS>} [options] see config.js
+ * @param {{ store?: import('./store/store.js').Store }} [deps] a store to share (the caller closes it)
+ * @returns {Promise<Coordinator>}
+ */
+export async function startCoordinator (options = {}, deps = {}) {
+  const coordinator = new Coordinator(resolveConfig(options), deps.store)
+  await coordinator.start()
+  return coordinator
+}
+
+/**
+ * Emits `warning` (err, context) for every client error and store failure; it
+ * never throws for anything a client sends.
+ */
+export class Coordinator extends EventEmitter {
+  /**
+   * @param {Readonly<import('./config.js').Config>} config
+   * @param {import('./store/store.js').Store} [store]
+   */
+  constructor (config, store) {
+    super()
+    this.config = config
+    this.shard = config.shardId
+    this.ownsStore = store === undefined
+    /** @type {import('./store/store.js').Store | null} */
+    this.store = store ?? null
+    /** @type {Map<string, Session>} joined peers on this shard, by id */
+    this.sessions = new Map()
+    /** @type {Set<Session>} every open connection */
+    this.connections = new Set()
+    this.counters = { connections: 0, messages: 0, lookups: 0, lookupHits: 0, updates: 0, relayed: 0, forwarded: 0, errors: 0 }
+    this.url = ''
+    this.httpUrl = ''
+    this.stunUrl = ''
+    this.lastTick = 0
+    this.clock = () => (this.lastTick = Math.max(Date.now(), this.lastTick + 1))
+    this.warn = (/** @type {Error} */ err, /** @type {string} */ context) => { this.emit('warning', err, context) }
+  }
+
+  async start () {
+    const { config } = this
+    this.store ??= await openStore(config)
+    this.stun = config.stunPort === -1 ? null : await startStunServer({ port: config.stunPort, host: config.host })
+    this.stunUrl = this.stun?.url ?? ''
+    this.iceServers = config.iceServers ?? [{ urls: this.stunUrl }]
+    this.relay = new Relay({ shard: this.shard, store: this.store, sessions: this.sessions, counters: this.counters })
+    await this.relay.start()
+
+    this.http = createServer((req, res) => { this.#serveHttp(req, res) })
+    this.wss = new WebSocketServer({ server: this.http, maxPayload: config.hardMaxMessageBytes })
+    this.wss.on('connection', (ws) => this.#accept(ws))
+    this.http.listen(config.port, config.host)
+    await once(this.http, 'listening')
+    const { port } = /** @type {import('node:net').AddressInfo} */ (this.http.address())
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host
+    this.url = `ws://${host}:${port}`
+    this.httpUrl = `http://${host}:${port}`
+
+    this.heartbeat = new Heartbeat({
+      intervalMs: config.pingIntervalMs,
+      sessions: () => this.connections,
+      touch: (ids) => /** @type {any} */ (this.store).touchPeers(ids),
+      warn: this.warn
+    })
+    this.heartbeat.start()
+  }
+
+  /** Figures for `/stats`: store-wide peers and holdings, this shard's counters. */
+  async stats () {
+    const { peers, holdings } = await /** @type {any} */ (this.store).stats()
+    return { shard: this.shard, peers, holdings, localPeers: this.sessions.size, ...this.counters }
+  }
+
+  /**
+   * @param {import('ws').WebSocket} ws
+   */
+  #accept (ws) {
+    const session = new Session(ws, this.config)
+    this.connections.add(session)
+    this.counters.connections++
+    ws.on('pong', () => { session.alive = true })
+    ws.on('message', (data, isBinary) => this.#receive(session, /** @type {Buffer} */ (data), isBinary))
+    // ws reports protocol violations (e.g. a frame over hardMaxMessageBytes) here, then closes.
+    ws.on('error', (err) => this.warn(err, 'socket error'))
+    ws.on('close', () => this.#drop(session))
+  }
+
+  /**
+   * @param {Session} session
+   * @param {Buffer} data
+   * @param {boolean} isBinary
+   */
+  #receive (session, data, isBinary) {
+    session.alive = true
+    this.counters.messages++
+    if (!session.takeToken()) {
+      this.#replyError(session, new MayghError('MGH_ERR_RATE_LIMITED'), undefined)
+      return
+    }
+    let message
+    try {
+      message = parseMessage(data, isBinary, this.config)
+    } catch (err) {
+      this.#replyError(session, err, /** @type {any} */ (err).ref)
+      return
+    }
+    const handler = HANDLERS[message.type]
+    const context = {
+      session,
+      store: /** @type {import('./store/store.js').Store} */ (this.store),
+      config: this.config,
+      shard: this.shard,
+      sessions: this.sessions,
+      iceServers: /** @type {object[]} */ (this.iceServers),
+      relay: /** @type {Relay} */ (this.relay),
+      counters: this.counters,
+      clock: this.clock,
+      warn: this.warn
+    }
+    session.enqueue(async () => {
+      if (session.closed) return
+      try {
+        const reply = await handler(message, context)
+        if (reply !== undefined) session.send(message.ref === undefined ? reply : { ...reply, ref: message.ref })
+        // A join that finished after its socket closed: the close handler saw no peer; remove it here.
+        if (session.closed && message.type === 'join') await this.#removePeer(session)
+      } catch (err) {
+        this.#replyError(session, err, message.ref)
+      }
+    })
+  }
+
+  /**
+   * Reply with a coded error; anything that is not a MayghError is a store
+   * failure as far as the client is concerned.
+   *
+   * @param {Session} session
+   * @param {unknown} err
+   * @param {number | undefined} ref
+   */
+  #replyError (session, err, ref) {
+    this.counters.errors++
+    const error = err instanceof MayghError ? err : new MayghError('MGH_ERR_STORE')
+    this.warn(/** @type {Error} */ (err), `replied ${error.code}`)
+    session.send({ type: 'error', code: error.code, message: error.message, ...(ref === undefined ? {} : { ref }) })
+  }
+
+  /**
+   * @param {Session} session
+   */
+  #drop (session) {
+    session.closed = true
+    this.connections.delete(session)
+    session.enqueue(() => this.#removePeer(session))
+  }
+
+  /**
+   * @param {Session} session
+   */
+  async #removePeer (session) {
+    const id = session.peerId
+    if (id === null) return
+    session.peerId = null
+    if (this.sessions.get(id) === session) this.sessions.delete(id)
+    try {
+      await /** @type {any} */ (this.store).removePeer(id, [...session.assets])
+    } catch (err) {
+      this.warn(/** @type {Error} */ (err), `removing peer ${id} failed`)
+    }
+  }
+
+  /**
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   */
+  #serveHttp (req, res) {
+    const path = (req.url ?? '/').split('?')[0]
+    const json = (/** @type {number} */ status, /** @type {object} */ body) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'access-control-allow-origin': '*', 'cache-control': 'no-store' })
+      res.end(JSON.stringify(body))
+    }
+    if (path === '/healthz') return json(200, { ok: true, shard: this.shard })
+    if (path === '/stats') {
+      this.stats().then((s) => json(200, s), (err) => {
+        this.warn(err, 'stats failed')
+        json(503, { error: { code: ERRORS.MGH_ERR_STORE.code, message: ERRORS.MGH_ERR_STORE.message } })
+      })
+      return
+    }
+    const { code, message } = ERRORS.MGH_ERR_HTTP_NOT_FOUND
+    json(404, { error: { code, message } })
+  }
+
+  /**
+   * Stop: close every socket (1012, so clients reconnect elsewhere), take this
+   * shard's peers out of the store, stop STUN, and close the store if it is ours.
+   */
+  async close () {
+    this.heartbeat?.stop()
+    const { close, message } = ERRORS.MGH_ERR_SHUTTING_DOWN
+    const open = [...this.connections]
+    for (const session of open) session.ws.close(/** @type {number} */ (close), message)
+    // A client that does not answer the close frame within a second is cut off.
+    const cutoff = setTimeout(() => { for (const s of open) s.ws.terminate() }, 1000)
+    await Promise.all(open.map((s) => s.ws.readyState === s.ws.CLOSED ? null : once(s.ws, 'close')))
+    clearTimeout(cutoff)
+    await Promise.all(open.map((s) => s.queue))
+    await this.relay?.stop()
+    await new Promise((resolve) => this.wss ? this.wss.close(() => resolve(undefined)) : resolve(undefined))
+    if (this.http?.listening) await new Promise((resolve) => this.http?.close(resolve))
+    await this.stun?.close()
+    if (this.ownsStore) await this.store?.close()
+  }
+}

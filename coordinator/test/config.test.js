@@ -1,0 +1,39 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { resolveConfig, DEFAULTS } from '../src/config.js'
+import { optionsFrom } from '../src/cli-options.js'
+
+test('defaults are documented values, frozen, with a random shard id', () => {
+  const config = resolveConfig()
+  assert.equal(config.port, 7070)
+  assert.equal(config.stunPort, 3478)
+  assert.equal(config.redisUrl, null)
+  assert.match(config.shardId, /^[\w-]{8}$/)
+  assert.ok(Object.isFrozen(config))
+  assert.ok(Object.isFrozen(DEFAULTS))
+})
+
+test('bad options and impossible combinations throw TypeError', () => {
+  const cases = [
+    { nope: 1 },
+    { port: -1 },
+    { port: 'x' },
+    { maxHolders: 0 },
+    { redisUrl: 'http://x' },
+    { maxMessageBytes: 4096, hardMaxMessageBytes: 1024 },
+    { maxAssetsPerMessage: 20, maxAssetsPerPeer: 10 },
+    { maxHolders: 8, candidateSample: 4 },
+    { stunPort: -1 },
+    { host: '0.0.0.0' },
+    { iceServers: [{ url: 'stun:x' }] },
+    { shardId: 'has space' }
+  ]
+  for (const options of cases) assert.throws(() => resolveConfig(/** @type {any} */ (options)), TypeError, JSON.stringify(options))
+  assert.equal(resolveConfig({ host: '0.0.0.0', iceServers: [{ urls: 'stun:stun.example.org:3478' }] }).host, '0.0.0.0')
+})
+
+test('flags win over environment variables', () => {
+  const options = optionsFrom(['--port', '9000', '--ice-servers', 'stun:a:1,stun:b:2'], { PORT: '8000', REDIS_URL: 'redis://r:6379', STUN_PORT: '' })
+  assert.deepEqual(options, { port: 9000, redisUrl: 'redis://r:6379', iceServers: [{ urls: 'stun:a:1' }, { urls: 'stun:b:2' }] })
+  assert.deepEqual(optionsFrom([], { ICE_SERVERS: '[{"urls":"turn:t:3478","username":"u","credential":"c"}]' }).iceServers, [{ urls: 'turn:t:3478', username: 'u', credential: 'c' }])
+})

@@ -1,0 +1,198 @@
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { startCoordinator } from '../src/server.js'
+import { TestClient } from './test-client.js'
+import { h, waitFor } from './store-contract.js'
+
+describe('coordinator over WebSocket (memory store)', () => {
+  /** @type {import('../src/server.js').Coordinator} */
+  let coordinator
+  /** @type {Error[]} */
+  const warnings = []
+  before(async () => {
+    coordinator = await startCoordinator({ port: 0, stunPort: 0, maxHolders: 2, maxMessageBytes: 4096, maxAssetsPerPeer: 10, maxAssetsPerMessage: 5 })
+    coordinator.on('warning', (err) => warnings.push(err))
+  })
+  after(() => coordinator.close())
+
+  test('join gives a peer id, the coordinator STUN server and the limits', async () => {
+    const client = await TestClient.open(coordinator.url)
+    const welcome = await client.join([h('a')])
+    assert.equal(welcome.type, 'welcome')
+    assert.match(welcome.id, /^[A-Za-z0-9_-]{22}$/)
+    assert.deepEqual(welcome.iceServers, [{ urls: coordinator.stunUrl }])
+    assert.match(coordinator.stunUrl, /^stun:127\.0\.0\.1:\d+$/)
+    assert.deepEqual(welcome.limits, { maxMessageBytes: 4096, maxAssetsPerPeer: 10, maxAssetsPerMessage: 5 })
+    await client.close()
+  })
+
+  test('lookup returns holders, never the asker, and update changes them', async () => {
+    const a = await TestClient.open(coordinator.url)
+    const b = await TestClient.open(coordinator.url)
+    const { id: idA } = await a.join([h('x')])
+    const { id: idB } = await b.join()
+    assert.deepEqual(await b.request({ type: 'lookup', hash: h('x') }), { type: 'holders', hash: h('x'), peers: [idA], ref: 2 })
+    assert.deepEqual((await a.request({ type: 'lookup', hash: h('x') })).peers, [])
+    assert.deepEqual(await b.request({ type: 'update', add: [h('x'), h('y')] }), { type: 'updated', holding: 2, ref: 3 })
+    assert.deepEqual((await a.request({ type: 'lookup', hash: h('y') })).peers, [idB])
+    assert.deepEqual((await a.request({ type: 'update', remove: [h('x')] })).holding, 0)
+    assert.deepEqual((await b.request({ type: 'lookup', hash: h('x') })).peers, [])
+    await Promise.all([a.close(), b.close()])
+  })
+
+  test('lookup prefers connected peers, then the least recently chosen', async () => {
+    const holders = await Promise.all([0, 1, 2].map(() => TestClient.open(coordinator.url)))
+    const holderIds = []
+    for (const c of holders) holderIds.push((await c.join([h('rot')])).id)
+    const asker = await TestClient.open(coordinator.url)
+    await asker.join()
+    // maxHolders is 2: three lookups in a row hand out every holder, none three times.
+    const counts = new Map(holderIds.map((id) => [id, 0]))
+    for (let i = 0; i < 3; i++) {
+      for (const id of (await asker.request({ type: 'lookup', hash: h('rot') })).peers) counts.set(id, /** @type {number} */ (counts.get(id)) + 1)
+    }
+    assert.deepEqual([...counts.values()].sort(), [2, 2, 2])
+    const { peers } = await asker.request({ type: 'lookup', hash: h('rot'), connected: [holderIds[1]] })
+    assert.equal(peers[0], holderIds[1])
+    await Promise.all([...holders, asker].map((c) => c.close()))
+  })
+
+  test('connect relays signals both ways, with the sender id', async () => {
+    const a = await TestClient.open(coordinator.url)
+    const b = await TestClient.open(coordinator.url)
+    const { id: idA } = await a.join()
+    const { id: idB } = await b.join()
+    a.sendRaw(JSON.stringify({ type: 'connect', to: idB, signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } } }))
+    assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } } })
+    b.sendRaw(JSON.stringify({ type: 'connect', to: idA, signal: { cid: 'c1', candidate: { candidate: 'x' } } }))
+    assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'c1', candidate: { candidate: 'x' } } })
+    const unknown = await a.request({ type: 'connect', to: 'A'.repeat(22), signal: {} })
+    assert.equal(unknown.code, 'MGH_ERR_UNKNOWN_PEER')
+    assert.equal((await a.request({ type: 'connect', to: idA, signal: {} })).code, 'MGH_ERR_BAD_FIELD')
+    await Promise.all([a.close(), b.close()])
+  })
+
+  test('a peer that disconnects is gone from lookups', async () => {
+    const a = await TestClient.open(coordinator.url)
+    const c = await TestClient.open(coordinator.url)
+    const { id: idA } = await a.join([h('gone')])
+    await c.join()
+    assert.deepEqual((await c.request({ type: 'lookup', hash: h('gone') })).peers, [idA])
+    await a.close()
+    await waitFor(() => !coordinator.sessions.has(idA))
+    assert.deepEqual((await c.request({ type: 'lookup', hash: h('gone') })).peers, [])
+    assert.equal(await coordinator.store?.getPeer(idA), null)
+    assert.equal((await c.request({ type: 'connect', to: idA, signal: {} })).code, 'MGH_ERR_UNKNOWN_PEER')
+    await c.close()
+  })
+
+  test('every kind of bad input gets a coded error and the connection carries on', async () => {
+    const bad = await TestClient.open(coordinator.url)
+    const good = await TestClient.open(coordinator.url)
+    const { id: goodId } = await good.join([h('ok')])
+    const errorFor = async (/** @type {string | Buffer} */ raw) => { bad.sendRaw(raw); return (await bad.next()).code }
+    assert.equal(await errorFor('{not json'), 'MGH_ERR_BAD_JSON')
+    assert.equal(await errorFor('[1,2]'), 'MGH_ERR_BAD_MESSAGE')
+    assert.equal(await errorFor('{"type":42}'), 'MGH_ERR_BAD_MESSAGE')
+    assert.equal(await errorFor(Buffer.from([1, 2, 3])), 'MGH_ERR_BAD_MESSAGE')
+    assert.equal(await errorFor('{"type":"dance"}'), 'MGH_ERR_UNKNOWN_TYPE')
+    assert.equal(await errorFor('{"type":"__proto__"}'), 'MGH_ERR_UNKNOWN_TYPE')
+    assert.equal(await errorFor('{"type":"join","v":2}'), 'MGH_ERR_BAD_VERSION')
+    assert.equal(await errorFor(JSON.stringify({ type: 'join', padding: 'x'.repeat(5000) })), 'MGH_ERR_TOO_LARGE')
+    assert.equal(await errorFor('{"type":"lookup","hash":"' + h('ok') + '"}'), 'MGH_ERR_NOT_JOINED')
+    assert.equal(await errorFor('{"type":"join","have":"nope"}'), 'MGH_ERR_BAD_FIELD')
+    assert.equal(await errorFor('{"type":"join","have":["sha256-short"]}'), 'MGH_ERR_BAD_FIELD')
+    assert.equal(await errorFor('{"type":"join","ref":-1}'), 'MGH_ERR_BAD_FIELD')
+    const tooMany = Array.from({ length: 6 }, (_, i) => h(`n${i}`))
+    assert.equal(await errorFor(JSON.stringify({ type: 'join', have: tooMany })), 'MGH_ERR_TOO_MANY_ASSETS')
+    // A validation error still echoes the request's ref.
+    assert.deepEqual(await bad.request({ type: 'lookup', hash: 7 }), { type: 'error', code: 'MGH_ERR_BAD_FIELD', message: 'a field is missing or has the wrong type: "hash" must be an SRI sha256 string', ref: 1 })
+    // The same socket still works, and is held to the per-peer asset limit.
+    await bad.join(tooMany.slice(0, 5))
+    assert.equal((await bad.request({ type: 'join' })).code, 'MGH_ERR_ALREADY_JOINED')
+    assert.equal((await bad.request({ type: 'update', add: tooMany.slice(0, 5) })).holding, 5)
+    assert.equal((await bad.request({ type: 'update', add: Array.from({ length: 5 }, (_, i) => h(`m${i}`)) })).holding, 10)
+    assert.equal((await bad.request({ type: 'update', add: [h('m5')] })).code, 'MGH_ERR_TOO_MANY_ASSETS')
+    // Removals apply first, so swapping one asset for another at the limit is fine.
+    assert.equal((await bad.request({ type: 'update', add: [h('m5')], remove: [tooMany[0]] })).holding, 10)
+    assert.equal((await bad.request({ type: 'lookup', hash: h('ok'), connected: ['not an id'] })).code, 'MGH_ERR_BAD_FIELD')
+    assert.deepEqual((await bad.request({ type: 'lookup', hash: h('ok') })).peers, [goodId])
+    assert.ok(warnings.length >= 15)
+    await Promise.all([bad.close(), good.close()])
+  })
+
+  test('HTTP: /healthz, /stats with CORS, coded 404', async () => {
+    const health = await fetch(`${coordinator.httpUrl}/healthz`)
+    assert.deepEqual(await health.json(), { ok: true, shard: coordinator.shard })
+    const stats = await fetch(`${coordinator.httpUrl}/stats`)
+    assert.equal(stats.headers.get('access-control-allow-origin'), '*')
+    const body = await stats.json()
+    for (const key of ['peers', 'holdings', 'lookups', 'lookupHits', 'relayed', 'updates', 'connections', 'errors']) assert.equal(typeof body[key], 'number', key)
+    assert.ok(body.lookups > 0)
+    const missing = await fetch(`${coordinator.httpUrl}/nope`)
+    assert.equal(missing.status, 404)
+    assert.equal((await missing.json()).error.code, 'MGH_ERR_HTTP_NOT_FOUND')
+  })
+})
+
+describe('coordinator limits and liveness', () => {
+  test('a frame over the hard limit closes only that socket (1009)', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, maxMessageBytes: 1024, hardMaxMessageBytes: 2048 })
+    try {
+      const big = await TestClient.open(coordinator.url)
+      const other = await TestClient.open(coordinator.url)
+      big.sendRaw('x'.repeat(4096))
+      const [code] = await new Promise((resolve) => big.ws.once('close', (...args) => resolve(args)))
+      assert.equal(code, 1009)
+      assert.equal((await other.join()).type, 'welcome')
+      await other.close()
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('a flood is rate limited with a coded error, then served again', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, rateLimitPerSecond: 10, rateLimitBurst: 5 })
+    try {
+      const client = await TestClient.open(coordinator.url)
+      for (let i = 0; i < 10; i++) client.sendRaw('{"type":"nope"}')
+      const codes = []
+      for (let i = 0; i < 10; i++) codes.push((await client.next()).code)
+      assert.equal(codes.filter((c) => c === 'MGH_ERR_RATE_LIMITED').length, 5)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.equal((await client.join()).type, 'welcome')
+      await client.close()
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('a peer that stops answering pings is removed', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, pingIntervalMs: 100 })
+    try {
+      const silent = await TestClient.open(coordinator.url, { autoPong: false })
+      const asker = await TestClient.open(coordinator.url)
+      const { id } = await silent.join([h('s')])
+      await asker.join()
+      assert.deepEqual((await asker.request({ type: 'lookup', hash: h('s') })).peers, [id])
+      await waitFor(() => !coordinator.sessions.has(id), 100)
+      assert.deepEqual((await asker.request({ type: 'lookup', hash: h('s') })).peers, [])
+      // The polite client, answering pings, is still there.
+      assert.equal(coordinator.sessions.size, 1)
+      await asker.close()
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('close() tells clients to reconnect (1012) and empties the store', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
+    const client = await TestClient.open(coordinator.url)
+    await client.join([h('c')])
+    const closed = new Promise((resolve) => client.ws.once('close', (code) => resolve(code)))
+    const { store } = coordinator
+    await coordinator.close()
+    assert.equal(await closed, 1012)
+    assert.deepEqual(await store?.stats(), { peers: 0, holdings: 0 })
+  })
+})

@@ -1,0 +1,30 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { selectHolders, POLICY_DEFAULTS } from '../src/policy/peer-selection.js'
+
+const chosenAt = (/** @type {Record<string, number>} */ times) => (/** @type {string} */ id) => times[id] ?? 0
+
+test('never returns the asker, at most count, least recently chosen first', () => {
+  const picked = selectHolders(['me', 'a', 'b', 'c', 'd'], { asker: 'me', count: 3, lastChosen: chosenAt({ a: 30, b: 10, c: 20, d: 40 }) })
+  assert.deepEqual(picked, ['b', 'c', 'a'])
+})
+
+test('connected peers come first, whatever their last choice', () => {
+  const picked = selectHolders(['a', 'b', 'c'], { asker: 'me', count: 2, lastChosen: chosenAt({ a: 1, b: 2, c: 99 }), isConnected: (id) => id === 'c' })
+  assert.deepEqual(picked, ['c', 'a'])
+})
+
+test('ties keep candidate order; accept excludes', () => {
+  assert.deepEqual(selectHolders(['x', 'y', 'z'], { asker: 'me', count: 2, lastChosen: () => 5 }), ['x', 'y'])
+  assert.deepEqual(selectHolders(['x', 'y', 'z'], { asker: 'me', count: 2, lastChosen: () => 5, accept: (id) => id !== 'x' }), ['y', 'z'])
+})
+
+test('works on integer ids and typed arrays (the simulator)', () => {
+  const last = new Float64Array([5, 1, 3, 0])
+  assert.deepEqual(selectHolders(new Int32Array([0, 1, 2, 3]), { asker: 3, count: 2, lastChosen: (id) => last[id] }), [1, 2])
+})
+
+test('default count and an empty candidate list', () => {
+  assert.equal(selectHolders(['a', 'b', 'c', 'd', 'e'], { asker: 'me', lastChosen: () => 0 }).length, POLICY_DEFAULTS.maxHolders)
+  assert.deepEqual(selectHolders([], { asker: 'me', lastChosen: () => 0 }), [])
+})

@@ -1,0 +1,78 @@
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import Redis from 'ioredis'
+import { startCoordinator } from '../src/server.js'
+import { MemoryStore } from '../src/store/memory-store.js'
+import { startRedisServer } from '../../test/support/redis-server.js'
+import { TestClient } from './test-client.js'
+import { h, waitFor } from './store-contract.js'
+
+/**
+ * Two shards, one store: peers on different coordinators find and signal each
+ * other exactly as peers on one coordinator do.
+ *
+ * @param {string} name
+ * @param {() => Promise<{ options: object, deps: object, cleanup: () => Promise<void> }>} setup
+ */
+function shardedSuite (name, setup) {
+  describe(`two coordinator shards on ${name}`, () => {
+    /** @type {import('../src/server.js').Coordinator[]} */
+    let shards = []
+    /** @type {() => Promise<void>} */
+    let cleanup
+    before(async () => {
+      const env = await setup()
+      cleanup = env.cleanup
+      shards = [
+        await startCoordinator({ port: 0, stunPort: 0, shardId: 'one', ...env.options }, env.deps),
+        await startCoordinator({ port: 0, stunPort: 0, shardId: 'two', ...env.options }, env.deps)
+      ]
+    })
+    after(async () => {
+      await Promise.all(shards.map((s) => s.close()))
+      await cleanup()
+    })
+
+    test('lookup on one shard finds holders on the other, and connect crosses shards', async () => {
+      const a = await TestClient.open(shards[0].url)
+      const b = await TestClient.open(shards[1].url)
+      const { id: idA } = await a.join([h('shared')])
+      const { id: idB } = await b.join()
+      assert.deepEqual((await b.request({ type: 'lookup', hash: h('shared') })).peers, [idA])
+      b.sendRaw(JSON.stringify({ type: 'connect', to: idA, signal: { cid: 'x', sdp: { type: 'offer', sdp: 'o' } } }))
+      assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'x', sdp: { type: 'offer', sdp: 'o' } } })
+      a.sendRaw(JSON.stringify({ type: 'connect', to: idB, signal: { cid: 'x', sdp: { type: 'answer', sdp: 'a' } } }))
+      assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'x', sdp: { type: 'answer', sdp: 'a' } } })
+      assert.equal(shards[1].counters.forwarded, 1)
+      assert.equal(shards[0].counters.forwarded, 1)
+
+      await a.close()
+      await waitFor(() => !shards[0].sessions.has(idA))
+      assert.deepEqual((await b.request({ type: 'lookup', hash: h('shared') })).peers, [])
+      assert.equal((await b.request({ type: 'connect', to: idA, signal: {} })).code, 'MGH_ERR_UNKNOWN_PEER')
+      const stats = await (await fetch(`${shards[0].httpUrl}/stats`)).json()
+      assert.equal(stats.peers, 1, 'store-wide count, seen from either shard')
+      await b.close()
+    })
+  })
+}
+
+shardedSuite('one shared in-process store', async () => {
+  const store = new MemoryStore()
+  return { options: {}, deps: { store }, cleanup: () => store.close() }
+})
+
+shardedSuite('Redis', async () => {
+  const server = await startRedisServer()
+  return {
+    options: { redisUrl: server.url },
+    deps: {},
+    cleanup: async () => {
+      const admin = new Redis(server.url)
+      // Both shards removed their peers on close: nothing is left behind.
+      assert.deepEqual(await admin.keys('mgh:p:*'), [])
+      await admin.quit()
+      await server.close()
+    }
+  }
+})
