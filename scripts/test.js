@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: builds the client bundle, then runs every suite (unit, store
+ * contract on memory and on real Redis, simulator, demo site, and the browser
+ * end-to-end tests) in ONE `node --test` run, so CI reads one summary.
+ *
+ * The run happens inside a private network namespace that has only loopback
+ * (`unshare -n`), so servers, Redis, STUN and browsers cannot reach or be
+ * reached from anything else. Without root (a developer's laptop), it runs in
+ * the normal namespace and says so.
+ *
+ * `npm test -- FILE…` runs just those files.
+ */
+import { spawnSync, spawn } from 'node:child_process'
+import { readdirSync, existsSync, readFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildClient } from '../client/build.js'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const SUITES = ['coordinator/test', 'client/test', 'demo-site/test', 'sim/test', 'test/e2e']
+
+/** @returns {string[]} every *.test.js under the suite folders, e2e last */
+function testFiles () {
+  return SUITES.flatMap((dir) => {
+    const abs = join(root, dir)
+    if (!existsSync(abs)) return []
+    return readdirSync(abs, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.test.js'))
+      .sort()
+      .map((f) => relative(root, join(abs, f)))
+  })
+}
+
+/** @returns {boolean} whether we may make a loopback-only network namespace */
+function canIsolate () {
+  if (process.env.MAYGH_TEST_NO_NETNS === '1') return false
+  const probe = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' })
+  return probe.status === 0
+}
+
+const size = await buildClient()
+console.log(`client bundle: ${size.bytes} B, ${size.gzipBytes} B gzip, ${size.brotliBytes} B brotli`)
+
+const files = process.argv.length > 2 ? process.argv.slice(2) : testFiles()
+// spec for people, TAP to a file for the closing `N passed, N failed` line.
+const tapDir = mkdtempSync(join(tmpdir(), 'maygh-test-'))
+const tapFile = join(tapDir, 'results.tap')
+const nodeArgs = ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tapFile}`, ...files]
+let command = process.execPath
+let args = nodeArgs
+if (canIsolate()) {
+  command = 'unshare'
+  args = ['-n', 'sh', '-c', 'ip link set lo up && ip route add default dev lo src 127.0.0.1 && exec "$@"', 'sh', process.execPath, ...nodeArgs]
+  console.log(`running ${files.length} test files in a loopback-only network namespace`)
+} else {
+  console.log(`running ${files.length} test files (no network namespace: needs root and unshare)`)
+}
+const child = spawn(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, MAYGH_TEST: '1' } })
+child.on('exit', (code, signal) => {
+  const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : ''
+  const count = (/** @type {string} */ key) => Number(tap.match(new RegExp(`^# ${key} (\\d+)$`, 'm'))?.[1] ?? 0)
+  rmSync(tapDir, { recursive: true, force: true })
+  const failed = count('fail') + count('cancelled')
+  console.log(`\n${count('pass')} passed, ${failed} failed, ${count('skipped')} skipped`)
+  process.exit(code ?? (signal ? 1 : 0))
+})
