@@ -1,0 +1,32 @@
+// Maygh demo shop: favourites, cart counter and search filter. Plain DOM, no dependencies.
+// It never touches product images: the Maygh client (/maygh.js) fills them.
+(function () {
+  const cartCount = document.querySelector('.cart-count')
+  let inCart = 0
+  document.addEventListener('click', function (event) {
+    const target = event.target
+    if (!(target instanceof HTMLElement)) return
+    if (target.classList.contains('fav')) {
+      target.classList.toggle('on')
+      target.textContent = target.classList.contains('on') ? '\u2665' : '\u2661'
+    } else if (target.classList.contains('add')) {
+      inCart++
+      if (cartCount) cartCount.textContent = String(inCart)
+      target.textContent = 'Added \u2713'
+    }
+  })
+  const search = document.querySelector('.search input')
+  const count = document.querySelector('.result-count')
+  if (search) {
+    search.addEventListener('input', function () {
+      const query = search.value.trim().toLowerCase()
+      let shown = 0
+      for (const card of document.querySelectorAll('.card')) {
+        const match = card.textContent.toLowerCase().includes(query)
+        card.classList.toggle('hidden', !match)
+        if (match) shown++
+      }
+      if (count) count.textContent = shown + ' results'
+    })
+  }
+})()

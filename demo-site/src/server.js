@@ -1,0 +1,224 @@
+/**
+ * The demo origin: an Etsy-like shop page that embeds the Maygh client, its
+ * static assets, the asset manifest, and a byte counter for everything it
+ * serves (`/origin-stats`) with a live dashboard. Plain node:http.
+ *
+ * Counted: every response on the site's own paths (page, client, manifest,
+ * assets, errors). Not counted: `/origin-stats*` and `/dashboard`, which are the
+ * instrument rather than the site.
+ */
+import { createHash } from 'node:crypto'
+import { createServer } from 'node:http'
+import { readFile } from 'node:fs/promises'
+import { isIPv6 } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildManifest } from '../../client/manifest.js'
+import { buildCatalog } from './catalog.js'
+import { renderDashboard } from './dashboard-page.js'
+import { errorBody } from './errors.js'
+import { DEFAULT_PUBLIC_DIR, ensureGenerated } from './images.js'
+import { UNKNOWN_PATH, createOriginStats } from './origin-stats.js'
+import { renderShopPage } from './shop-page.js'
+
+/** Defaults for {@link startDemoSite}; `coordinatorHttpUrl` undefined means "derive from coordinatorUrl". */
+export const DEMO_DEFAULTS = Object.freeze({
+  port: 8080,
+  host: '127.0.0.1',
+  coordinatorUrl: 'ws://127.0.0.1:7070',
+  /** @type {string | undefined} */
+  coordinatorHttpUrl: undefined,
+  clientBundlePath: fileURLToPath(new URL('../../client/dist/maygh.js', import.meta.url)),
+  publicDir: DEFAULT_PUBLIC_DIR
+})
+
+const NOT_COUNTED = new Set(['/origin-stats', '/origin-stats/reset', '/dashboard'])
+const CORS = { 'Access-Control-Allow-Origin': '*' }
+const JSON_TYPE = 'application/json; charset=utf-8'
+const HTML_TYPE = 'text/html; charset=utf-8'
+
+/**
+ * @typedef {{ body: Buffer, type: string, etag?: string }} Resource
+ * @typedef {import('./origin-stats.js').OriginStatsSnapshot} OriginStatsSnapshot
+ */
+
+/**
+ * Start the demo site (generating its assets first if needed).
+ *
+ * @param {Partial<typeof DEMO_DEFAULTS>} [options]
+ * @returns {Promise<{ url: string, port: number, stats: () => OriginStatsSnapshot, resetStats: () => void, close: () => Promise<void> }>}
+ */
+export async function startDemoSite (options = {}) {
+  const config = resolveOptions(options)
+  await ensureGenerated(config.publicDir)
+  const manifest = await buildManifest(config.publicDir)
+  /** @type {Map<string, Resource>} the site's fixed resources, loaded once */
+  const resources = new Map()
+  for (const [path, entry] of Object.entries(manifest.assets)) {
+    resources.set(path, { body: await readFile(join(config.publicDir, path)), type: entry.type, etag: `"${entry.hash}"` })
+  }
+  resources.set('/', { body: Buffer.from(renderShopPage({ catalog: buildCatalog(), coordinatorUrl: config.coordinatorUrl })), type: HTML_TYPE })
+  resources.set('/maygh-manifest.json', withEtag(Buffer.from(JSON.stringify(manifest)), JSON_TYPE))
+  const dashboard = Buffer.from(renderDashboard({ coordinatorHttpUrl: config.coordinatorHttpUrl }))
+  const stats = createOriginStats()
+
+  /**
+   * Send one response and count it unless it belongs to the instrument.
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   * @param {{ status: number, body: Buffer, headers: Record<string, string | number>, countAs?: string }} r
+   */
+  function send (req, res, { status, body, headers, countAs }) {
+    const bodyless = req.method === 'HEAD' || status === 304 || status === 204
+    res.writeHead(status, status === 304 || status === 204 ? headers : { 'Content-Length': body.length, ...headers })
+    res.end(bodyless ? undefined : body)
+    if (countAs !== undefined) stats.record(countAs, bodyless ? 0 : body.length)
+  }
+
+  /**
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   * @param {keyof import('./errors.js').DEMO_ERRORS} code
+   * @param {string | undefined} countAs
+   * @param {Record<string, string>} [extra] headers
+   */
+  function fail (req, res, code, countAs, extra = {}) {
+    const { status, body } = errorBody(code)
+    send(req, res, { status, body: Buffer.from(body), headers: { 'Content-Type': JSON_TYPE, ...extra }, countAs })
+  }
+
+  /**
+   * Route one request.
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   */
+  async function handle (req, res) {
+    const path = parsePath(req.url ?? '/')
+    if (path === undefined) return fail(req, res, 'MGH_DEMO_BAD_PATH', UNKNOWN_PATH)
+    const countAs = NOT_COUNTED.has(path) ? undefined : path
+    const method = req.method ?? 'GET'
+    if (path === '/origin-stats/reset') {
+      if (method === 'OPTIONS') return send(req, res, { status: 204, body: Buffer.alloc(0), headers: { ...CORS, 'Access-Control-Allow-Methods': 'POST' } })
+      if (method !== 'POST') return fail(req, res, 'MGH_DEMO_METHOD_NOT_ALLOWED', countAs, { Allow: 'POST', ...CORS })
+      stats.reset()
+      return send(req, res, { status: 204, body: Buffer.alloc(0), headers: CORS })
+    }
+    const known = path === '/origin-stats' || path === '/dashboard' || path === '/maygh.js' || resources.has(path)
+    if (!known) return fail(req, res, 'MGH_DEMO_NOT_FOUND', UNKNOWN_PATH)
+    if (method !== 'GET' && method !== 'HEAD') return fail(req, res, 'MGH_DEMO_METHOD_NOT_ALLOWED', countAs, { Allow: 'GET, HEAD' })
+    /** @type {Resource | undefined} */
+    let resource
+    if (path === '/origin-stats') {
+      resource = { body: Buffer.from(JSON.stringify(stats.snapshot())), type: JSON_TYPE }
+    } else if (path === '/dashboard') {
+      resource = { body: dashboard, type: HTML_TYPE }
+    } else if (path === '/maygh.js') {
+      // Read on every request so a rebuilt client is picked up without a restart.
+      const bundle = await readFile(config.clientBundlePath).catch(() => undefined)
+      if (bundle === undefined) return fail(req, res, 'MGH_DEMO_CLIENT_NOT_BUILT', countAs, { 'Retry-After': '5' })
+      resource = withEtag(bundle, 'text/javascript; charset=utf-8')
+    } else {
+      resource = /** @type {Resource} */ (resources.get(path))
+    }
+    /** @type {Record<string, string>} */
+    const headers = { 'Content-Type': resource.type, 'Cache-Control': 'no-cache' }
+    if (path === '/origin-stats') Object.assign(headers, CORS, { 'Cache-Control': 'no-store' })
+    if (resource.etag !== undefined) {
+      headers.ETag = resource.etag
+      if (etagMatches(req.headers['if-none-match'], resource.etag)) {
+        return send(req, res, { status: 304, body: Buffer.alloc(0), headers: { ETag: resource.etag, 'Cache-Control': 'no-cache' }, countAs })
+      }
+    }
+    send(req, res, { status: 200, body: resource.body, headers, countAs })
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500)
+      res.end()
+    })
+  })
+  await new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject)
+      resolve(undefined)
+    })
+  })
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
+  let closing
+  return {
+    url: `http://${isIPv6(config.host) ? `[${config.host}]` : config.host}:${port}`,
+    port,
+    stats: () => stats.snapshot(),
+    resetStats: () => stats.reset(),
+    close () {
+      closing ??= new Promise((resolve) => {
+        server.close(() => resolve(undefined))
+        server.closeAllConnections()
+      })
+      return closing
+    }
+  }
+}
+
+/**
+ * Decoded URL path, or undefined when it is malformed or tries to leave the site
+ * (bad %-escape, a "." or ".." segment, a backslash or NUL, not starting with "/").
+ *
+ * @param {string} url request target as received (Node does not normalize it)
+ * @returns {string | undefined}
+ */
+export function parsePath (url) {
+  const raw = url.split(/[?#]/, 1)[0]
+  if (!raw.startsWith('/')) return undefined
+  let path
+  try {
+    path = decodeURIComponent(raw)
+  } catch {
+    return undefined
+  }
+  if (/[\\\0]/.test(path) || path.split('/').some((s) => s === '.' || s === '..')) return undefined
+  return path
+}
+
+/**
+ * A resource whose ETag is the SRI hash of its body (the same name the manifest uses).
+ * @param {Buffer} body
+ * @param {string} type
+ * @returns {Resource}
+ */
+function withEtag (body, type) {
+  return { body, type, etag: `"sha256-${createHash('sha256').update(body).digest('base64')}"` }
+}
+
+/**
+ * Whether an If-None-Match header names `etag` (weak comparison, RFC 9110 §13.1.2).
+ * @param {string | undefined} header
+ * @param {string} etag
+ * @returns {boolean}
+ */
+function etagMatches (header, etag) {
+  if (header === undefined) return false
+  return header.split(',').some((t) => t.trim() === '*' || t.trim().replace(/^W\//, '') === etag)
+}
+
+/**
+ * Merge options over {@link DEMO_DEFAULTS}, validate, derive the coordinator's HTTP URL, freeze.
+ * @param {Partial<typeof DEMO_DEFAULTS>} options
+ */
+function resolveOptions (options) {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined))
+  const config = { ...DEMO_DEFAULTS, ...defined }
+  if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65535) throw new TypeError('port must be an integer from 0 to 65535')
+  let ws
+  try {
+    ws = new URL(config.coordinatorUrl)
+  } catch {
+    throw new TypeError(`coordinatorUrl is not a URL: ${config.coordinatorUrl}`)
+  }
+  if (ws.protocol !== 'ws:' && ws.protocol !== 'wss:') throw new TypeError('coordinatorUrl must be a ws: or wss: URL')
+  // The coordinator serves /stats on the same host and port as its WebSocket endpoint.
+  const coordinatorHttpUrl = config.coordinatorHttpUrl ?? `${ws.protocol === 'wss:' ? 'https:' : 'http:'}//${ws.host}`
+  return Object.freeze({ ...config, coordinatorHttpUrl: coordinatorHttpUrl.replace(/\/+$/, '') })
+}

@@ -1,0 +1,86 @@
+/**
+ * The shop's listing page. Product images carry `data-maygh-src` and no `src`,
+ * so the browser does not fetch them itself: the Maygh client (one script tag)
+ * fetches each from peers or, failing that, from this origin.
+ */
+
+/** @typedef {import('./catalog.js').Product} Product */
+
+const CATEGORIES = ['Jewelry & Accessories', 'Home & Living', 'Kitchen & Dining', 'Art & Collectibles',
+  'Bath & Beauty', 'Bags & Purses', 'Gifts', 'On sale']
+
+/**
+ * Escape text for HTML element content and double-quoted attributes.
+ * @param {string | number} value
+ * @returns {string}
+ */
+export function escapeHtml (value) {
+  return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}
+
+/**
+ * @param {number} rating 4.0–5.0
+ * @returns {string} five stars, filled to the nearest half
+ */
+function stars (rating) {
+  const full = Math.floor(rating)
+  const half = rating - full >= 0.5 ? 1 : 0
+  return '★'.repeat(full + half) + '☆'.repeat(5 - full - half)
+}
+
+/**
+ * One product card.
+ * @param {Product} p
+ * @returns {string}
+ */
+function card (p) {
+  return `<article class="card" id="${p.id}">
+  <a class="thumb" href="#${p.id}"><img data-maygh-src="${escapeHtml(p.path)}" alt="${escapeHtml(p.name)}" width="${p.width}" height="${p.height}"></a>
+  <button class="fav" type="button" aria-label="Add to favourites">♡</button>
+  <h2 class="name">${escapeHtml(p.name)}</h2>
+  <p class="rating"><span class="stars">${stars(p.rating)}</span> (${p.reviews.toLocaleString('en-US')})</p>
+  <p class="price">$${escapeHtml(p.price)}</p>
+  <p class="meta">${escapeHtml(p.shop)}</p>
+  <p class="meta">${p.freeShipping ? '<span class="ship">FREE shipping</span>' : '&nbsp;'}</p>
+  <div><button class="add" type="button">Add to cart</button></div>
+</article>`
+}
+
+/**
+ * The whole page.
+ *
+ * @param {{ catalog: Product[], coordinatorUrl: string }} options
+ * @returns {string}
+ */
+export function renderShopPage ({ catalog, coordinatorUrl }) {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Makers' Market · handmade goods from independent shops</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/shop.css">
+<script src="/maygh.js" data-coordinator="${escapeHtml(coordinatorUrl)}" data-manifest="/maygh-manifest.json" defer></script>
+<script src="/static/shop.js" defer></script>
+</head>
+<body>
+<header class="top">
+  <a class="logo" href="/"><svg width="30" height="30" viewBox="0 0 30 30" aria-hidden="true"><circle cx="15" cy="15" r="14" fill="#f1641e"/><path d="M8 20V10l7 7 7-7v10" stroke="#fff" stroke-width="2.6" fill="none" stroke-linejoin="round"/></svg>Makers' Market</a>
+  <form class="search" role="search" onsubmit="return false"><input type="search" placeholder="Search for anything" aria-label="Search"><button type="submit">Search</button></form>
+  <nav class="actions"><a href="#">Sign in</a><a href="#">♡ Favourites</a><a href="#">Cart <span class="cart-count">0</span></a></nav>
+</header>
+<nav class="cats">${CATEGORIES.map((c) => `<a href="#">${escapeHtml(c)}</a>`).join('')}</nav>
+<section class="hero">
+  <h1>Find something one of a kind</h1>
+  <p>Mugs, prints, rings and planters from ${new Set(catalog.map((p) => p.shop)).size} independent shops, made by hand and shipped with care.</p>
+</section>
+<div class="toolbar"><span class="result-count">${catalog.length} results</span><span>Sort by: Relevancy</span></div>
+<main class="grid">
+${catalog.map(card).join('\n')}
+</main>
+<footer class="foot">Product photos on this page are delivered by other visitors' browsers through Maygh, and checked against their SHA-256 before display.</footer>
+</body>
+</html>
+`
+}

@@ -1,0 +1,248 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join, relative, sep } from 'node:path'
+import { inflateSync, crc32 } from 'node:zlib'
+import { buildCatalog } from '../src/catalog.js'
+import { DEMO_ERRORS } from '../src/errors.js'
+import { DEFAULT_PUBLIC_DIR, generateAssets } from '../src/images.js'
+import { startDemoSite } from '../src/server.js'
+
+const sha = (/** @type {Uint8Array} */ b) => 'sha256-' + createHash('sha256').update(b).digest('base64')
+/** @type {Awaited<ReturnType<typeof startDemoSite>>} */
+let site
+let tmp = ''
+const BUNDLE = '/* fake maygh client for tests */\nconsole.log("maygh")\n'
+
+before(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'maygh-demo-'))
+  await writeFile(join(tmp, 'maygh.js'), BUNDLE)
+  site = await startDemoSite({ port: 0, coordinatorUrl: 'ws://127.0.0.1:7070/ws', clientBundlePath: join(tmp, 'maygh.js') })
+})
+after(async () => {
+  await site?.close()
+  await rm(tmp, { recursive: true, force: true })
+})
+
+/**
+ * A raw HTTP request (fetch would normalize "..", which is what we want to send).
+ * @param {string} method
+ * @param {string} path
+ * @param {Record<string, string>} [headers]
+ * @returns {Promise<{ status: number, headers: import('node:http').IncomingHttpHeaders, body: Buffer }>}
+ */
+function raw (method, path, headers = {}) {
+  return new Promise((resolve, reject) => {
+    // Options, not a URL string: a URL would be normalized and lose the "..".
+    const req = request({ host: '127.0.0.1', port: site.port, path, method, headers }, (res) => {
+      const chunks = /** @type {Buffer[]} */ ([])
+      res.on('data', (c) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/**
+ * Check a PNG's structure: signature, chunk CRCs, IHDR, and that IDAT inflates to the raw size.
+ * @param {Buffer} png
+ * @returns {{ width: number, height: number }}
+ */
+function checkPng (png) {
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+  const chunks = []
+  for (let at = 8; at < png.length;) {
+    const length = png.readUInt32BE(at)
+    const type = png.toString('ascii', at + 4, at + 8)
+    assert.equal(png.readUInt32BE(at + 8 + length), crc32(png.subarray(at + 4, at + 8 + length)) >>> 0, `${type} CRC`)
+    chunks.push({ type, data: png.subarray(at + 8, at + 8 + length) })
+    at += 12 + length
+  }
+  assert.equal(chunks[0].type, 'IHDR')
+  assert.equal(chunks.at(-1)?.type, 'IEND')
+  const ihdr = chunks[0].data
+  const width = ihdr.readUInt32BE(0)
+  const height = ihdr.readUInt32BE(4)
+  assert.deepEqual([...ihdr.subarray(8)], [8, 2, 0, 0, 0], '8-bit RGB, no interlace')
+  const pixels = inflateSync(Buffer.concat(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)))
+  assert.equal(pixels.length, height * (1 + width * 3))
+  return { width, height }
+}
+
+test('images are reproducible: a fresh generation equals the served files byte for byte', async () => {
+  const fresh = await generateAssets()
+  const manifest = await (await fetch(`${site.url}/maygh-manifest.json`)).json()
+  for (const { path, bytes } of fresh) {
+    assert.deepEqual(await readFile(join(DEFAULT_PUBLIC_DIR, path)), bytes, path)
+    assert.equal(manifest.assets[path].hash, sha(bytes), path)
+  }
+  assert.equal(fresh.length, Object.keys(manifest.assets).length)
+})
+
+test('at least 30 valid PNG product images of 10–300 KB, about 3–4 MB in all', async () => {
+  const files = (await readdir(join(DEFAULT_PUBLIC_DIR, 'img'))).filter((f) => f.endsWith('.png'))
+  const catalog = buildCatalog()
+  assert.ok(files.length >= 30, `${files.length} images`)
+  assert.equal(files.length, catalog.length)
+  let total = 0
+  for (const product of catalog) {
+    const png = await readFile(join(DEFAULT_PUBLIC_DIR, product.path))
+    assert.ok(png.length >= 10 * 1024 && png.length <= 300 * 1024, `${product.path}: ${png.length} bytes`)
+    assert.deepEqual(checkPng(png), { width: product.width, height: product.height }, product.path)
+    total += png.length
+  }
+  assert.ok(total >= 3e6 && total <= 4.2e6, `${total} bytes in all`)
+})
+
+test('the manifest lists exactly the generated files with their hash, size and type', async () => {
+  const res = await fetch(`${site.url}/maygh-manifest.json`)
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
+  const manifest = await res.json()
+  assert.equal(manifest.version, 1)
+  const files = (await readdir(DEFAULT_PUBLIC_DIR, { recursive: true, withFileTypes: true }))
+    .filter((d) => d.isFile() && !d.name.startsWith('.'))
+    .map((d) => '/' + relative(DEFAULT_PUBLIC_DIR, join(d.parentPath ?? d.path, d.name)).split(sep).join('/'))
+  assert.deepEqual(Object.keys(manifest.assets).sort(), files.sort())
+  const types = { png: 'image/png', css: 'text/css', js: 'text/javascript' }
+  for (const [path, entry] of Object.entries(manifest.assets)) {
+    const served = await fetch(site.url + path)
+    const body = Buffer.from(await served.arrayBuffer())
+    assert.equal(entry.hash, sha(body), path)
+    assert.equal(entry.size, body.length, path)
+    assert.equal(entry.type, types[/** @type {keyof types} */ (path.split('.').pop())], path)
+    assert.equal(served.headers.get('content-type'), entry.type)
+    assert.equal(served.headers.get('etag'), `"${entry.hash}"`)
+    assert.equal(served.headers.get('cache-control'), 'no-cache')
+  }
+})
+
+test('/origin-stats counts every body byte sent, per path, and resets', async () => {
+  assert.equal((await fetch(`${site.url}/origin-stats/reset`, { method: 'POST' })).status, 204)
+  let bytes = 0
+  let requests = 0
+  for (const path of ['/', '/img/p01.png', '/img/p02.png', '/img/p01.png', '/static/shop.css', '/maygh.js', '/maygh-manifest.json', '/missing.png']) {
+    const res = await fetch(site.url + path)
+    const body = Buffer.from(await res.arrayBuffer())
+    assert.equal(Number(res.headers.get('content-length')), body.length, path)
+    bytes += body.length
+    requests++
+  }
+  const etag = (await raw('HEAD', '/img/p03.png')).headers.etag ?? ''
+  const revalidated = await raw('GET', '/img/p03.png', { 'If-None-Match': etag })
+  assert.equal(revalidated.status, 304)
+  assert.equal(revalidated.body.length, 0)
+  requests += 2
+  await fetch(`${site.url}/dashboard`).then((r) => r.arrayBuffer()) // the instrument is not counted
+  const res = await fetch(`${site.url}/origin-stats`)
+  assert.equal(res.headers.get('access-control-allow-origin'), '*')
+  const stats = await res.json()
+  assert.deepEqual(stats, site.stats())
+  assert.equal(stats.requests, requests)
+  assert.equal(stats.bytes, bytes)
+  const p01 = (await readFile(join(DEFAULT_PUBLIC_DIR, 'img/p01.png'))).length
+  assert.deepEqual(stats.byPath['/img/p01.png'], { requests: 2, bytes: 2 * p01 })
+  assert.deepEqual(stats.byPath['/img/p03.png'], { requests: 2, bytes: 0 })
+  assert.equal(stats.byPath['/maygh.js'].bytes, Buffer.byteLength(BUNDLE))
+  assert.equal(stats.byPath['(unknown)'].requests, 1)
+  assert.equal(stats.byPath['/origin-stats'], undefined)
+  assert.equal(stats.byPath['/dashboard'], undefined)
+  assert.equal((await raw('POST', '/origin-stats/reset')).status, 204)
+  assert.deepEqual(site.stats(), { requests: 0, bytes: 0, byPath: {} })
+  site.resetStats()
+})
+
+test('errors: 404, 400 for traversal and bad escapes, 405 with Allow', async () => {
+  /** @param {{ status: number, body: Buffer }} r @param {string} code */
+  const expectError = (r, code) => {
+    assert.equal(r.status, DEMO_ERRORS[code].status, code)
+    const body = JSON.parse(r.body.toString())
+    assert.equal(body.error.code, code)
+    assert.equal(typeof body.error.message, 'string')
+  }
+  expectError(await raw('GET', '/img/p99.png'), 'MGH_DEMO_NOT_FOUND')
+  expectError(await raw('GET', '/.generator-stamp'), 'MGH_DEMO_NOT_FOUND')
+  for (const path of ['/img/../../package.json', '/static/%2e%2e/%2e%2e/package.json', '/img/%2E%2E%2Fx', '/%E0%A4%A', '/img\\..\\x', '/./img/p01.png']) {
+    expectError(await raw('GET', path), 'MGH_DEMO_BAD_PATH')
+  }
+  const post = await raw('POST', '/img/p01.png')
+  expectError(post, 'MGH_DEMO_METHOD_NOT_ALLOWED')
+  assert.equal(post.headers.allow, 'GET, HEAD')
+  expectError(await raw('DELETE', '/'), 'MGH_DEMO_METHOD_NOT_ALLOWED')
+  expectError(await raw('GET', '/origin-stats/reset'), 'MGH_DEMO_METHOD_NOT_ALLOWED')
+  const head = await raw('HEAD', '/img/p01.png')
+  assert.equal(head.status, 200)
+  assert.equal(head.body.length, 0)
+  assert.equal(Number(head.headers['content-length']), (await readFile(join(DEFAULT_PUBLIC_DIR, 'img/p01.png'))).length)
+})
+
+test('the shop page embeds the client once and lists every product image for it', async () => {
+  const html = await (await fetch(`${site.url}/`)).text()
+  const scripts = html.match(/<script\b[^>]*\bsrc="\/maygh\.js"[^>]*>/g) ?? []
+  assert.equal(scripts.length, 1)
+  assert.equal(scripts[0], '<script src="/maygh.js" data-coordinator="ws://127.0.0.1:7070/ws" data-manifest="/maygh-manifest.json" defer>')
+  assert.match(html, /<link rel="stylesheet" href="\/static\/shop\.css">/)
+  assert.match(html, /<script src="\/static\/shop\.js" defer><\/script>/)
+  const images = html.match(/<img\b[^>]*>/g) ?? []
+  const maygh = images.filter((tag) => tag.includes('data-maygh-src='))
+  assert.ok(maygh.length >= 30, `${maygh.length} data-maygh-src images`)
+  const manifest = await (await fetch(`${site.url}/maygh-manifest.json`)).json()
+  for (const tag of maygh) {
+    assert.doesNotMatch(tag, /\ssrc=/, 'no src: the browser must not fetch it itself')
+    assert.match(tag, /\salt="[^"]+" width="\d+" height="\d+"/)
+    const path = /data-maygh-src="([^"]+)"/.exec(tag)?.[1] ?? ''
+    assert.ok(manifest.assets[path], `${path} in the manifest`)
+  }
+})
+
+test('/maygh.js serves the bundle, or 503 with a clear code when it is not built', async (t) => {
+  const ok = await fetch(`${site.url}/maygh.js`)
+  assert.equal(ok.status, 200)
+  assert.match(ok.headers.get('content-type') ?? '', /^text\/javascript/)
+  assert.equal(await ok.text(), BUNDLE)
+  const other = await startDemoSite({ port: 0, clientBundlePath: join(tmp, 'absent.js') })
+  t.after(() => other.close())
+  const missing = await fetch(`${other.url}/maygh.js`)
+  assert.equal(missing.status, 503)
+  assert.equal((await missing.json()).error.code, 'MGH_DEMO_CLIENT_NOT_BUILT')
+})
+
+test('the dashboard polls the origin and the coordinator stats URL derived from ws://', async () => {
+  const res = await fetch(`${site.url}/dashboard`)
+  assert.equal(res.status, 200)
+  const html = await res.text()
+  assert.match(html, /"coordinatorHttpUrl":"http:\/\/127\.0\.0\.1:7070"/)
+  assert.match(html, /fetch\('\/origin-stats'/)
+  assert.match(html, /coordinator unreachable/)
+  assert.doesNotMatch(html, /(src|href)="https?:/, 'no external resources')
+})
+
+test('options are validated and every error code is documented', async () => {
+  await assert.rejects(startDemoSite({ port: 0, coordinatorUrl: 'http://127.0.0.1:7070' }), TypeError)
+  await assert.rejects(startDemoSite({ port: -1 }), TypeError)
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+  for (const code of Object.keys(DEMO_ERRORS)) assert.ok(readme.includes(code), `${code} in demo-site/README.md`)
+})
+
+test('Chromium decodes every product image', { timeout: 30_000 }, async (t) => {
+  if (!existsSync('/usr/bin/chromium')) return t.skip('/usr/bin/chromium not found (see TEST-ENV.md)')
+  const { chromium } = await import('playwright-core')
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] })
+  t.after(() => browser.close())
+  const page = await browser.newPage()
+  // Block the client so that this checks the images alone; then do what it does: set src.
+  await page.route('**/maygh.js', (route) => route.fulfill({ status: 200, contentType: 'text/javascript', body: '' }))
+  await page.goto(`${site.url}/`)
+  const result = await page.evaluate(async () => {
+    const imgs = [...document.querySelectorAll('img[data-maygh-src]')].map((img) => /** @type {HTMLImageElement} */ (img))
+    await Promise.all(imgs.map((img) => { img.src = img.dataset.mayghSrc ?? ''; return img.decode() }))
+    return imgs.map((img) => ({ w: img.naturalWidth, attr: Number(img.getAttribute('width')) }))
+  })
+  assert.ok(result.length >= 30)
+  for (const { w, attr } of result) assert.ok(w > 0 && w === attr, `naturalWidth ${w} vs width=${attr}`)
+})
