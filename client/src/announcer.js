@@ -1,0 +1,90 @@
+/**
+ * Keeps the coordinator's list of our holdings in step with the cache: after
+ * any change it waits `delayMs` (so a burst of stores becomes one message),
+ * then sends the difference between what we hold and what we last announced
+ * as `update {add, remove}`, split to the coordinator's per-message limit and
+ * capped at its per-peer limit. `join` resets the announced set to its `have`.
+ */
+export class Announcer {
+  /**
+   * @param {object} options
+   * @param {import('./signaling.js').Signaling} options.signaling
+   * @param {() => string[]} options.holdings held hashes, most recently used first
+   * @param {number} options.delayMs
+   * @param {number} [options.timeoutMs] an unanswered update counts as lost after this
+   */
+  constructor (options) {
+    this.options = options
+    /** @type {Set<string>} what the coordinator lists for us, as far as we know */
+    this.announced = new Set()
+    /** the coordinator's count from its last `updated` (or our `have` on join) */
+    this.held = 0
+    this.timer = undefined
+    this.inflight = 0
+    /** @type {(() => void)[]} */
+    this.waiters = []
+  }
+
+  /** A join was acknowledged with `have`. @param {string[]} have */
+  welcomed (have) {
+    this.announced = new Set(have)
+    this.held = have.length
+    this.schedule()
+  }
+
+  /** Holdings changed: announce them soon. */
+  schedule () {
+    if (this.timer === undefined) this.timer = setTimeout(() => this.flush(), this.options.delayMs)
+  }
+
+  diff () {
+    const desired = this.options.holdings()
+    const want = new Set(desired)
+    return {
+      add: desired.filter((h) => !this.announced.has(h)),
+      remove: [...this.announced].filter((h) => !want.has(h))
+    }
+  }
+
+  flush () {
+    this.timer = undefined
+    const { signaling } = this.options
+    if (!signaling.joined) return this.check()
+    const { maxAssetsPerMessage: per, maxAssetsPerPeer } = signaling.limits
+    const { add, remove } = this.diff()
+    add.length = Math.max(0, Math.min(add.length, maxAssetsPerPeer - this.announced.size + remove.length))
+    for (let i = 0; i < Math.max(add.length, remove.length); i += per) {
+      const msg = { type: 'update', add: add.slice(i, i + per), remove: remove.slice(i, i + per) }
+      for (const h of msg.remove) this.announced.delete(h)
+      for (const h of msg.add) this.announced.add(h)
+      this.inflight++
+      signaling.request(msg, this.options.timeoutMs ?? 10000)
+        .then((reply) => { if (Number.isInteger(reply.holding)) this.held = reply.holding })
+        .catch(() => {}) // refused or lost: the next join re-announces everything
+        .finally(() => {
+          this.inflight--
+          this.check()
+        })
+    }
+    this.check()
+  }
+
+  /** In step: nothing waiting to be sent, nothing unanswered (or no coordinator to tell). */
+  synced () {
+    if (!this.options.signaling.joined) return true
+    if (this.timer !== undefined || this.inflight) return false
+    const { add, remove } = this.diff()
+    return remove.length === 0 && (add.length === 0 || this.announced.size >= this.options.signaling.limits.maxAssetsPerPeer)
+  }
+
+  check () {
+    if (this.synced()) for (const w of this.waiters.splice(0)) w()
+  }
+
+  /** @returns {Promise<void>} resolves once {@link synced} */
+  settled () {
+    if (this.synced()) return Promise.resolve()
+    if (this.timer === undefined && !this.inflight) this.schedule()
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+}

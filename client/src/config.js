@@ -1,0 +1,62 @@
+/**
+ * The client's configuration: one defaults object, read once from the script
+ * tag's data attributes, clamped, then frozen. A bad attribute never stops the
+ * page: out-of-range values are clamped to the nearest allowed one with a
+ * console warning, because throwing here would leave `data-maygh-src` images
+ * unloaded.
+ */
+
+/** Documented defaults (README, "Configuration"). */
+export const DEFAULTS = Object.freeze({
+  /** coordinator WebSocket URL (`data-coordinator`); none = cache + origin only */
+  coordinator: '',
+  /** manifest URL (`data-manifest`) */
+  manifest: '/maygh-manifest.json',
+  /** IndexedDB byte quota in MB (`data-quota-mb`); LRU eviction above it */
+  quotaMb: 50,
+  /** how long a lookup waits for `holders` (`data-lookup-timeout-ms`) */
+  lookupTimeoutMs: 2000,
+  /** how long a new peer connection may take to open its channel (`data-connect-timeout-ms`) */
+  connectTimeoutMs: 5000,
+  /** a peer transfer with no bytes for this long is abandoned (`data-stall-ms`) */
+  stallMs: 4000,
+  /** loads wait at most this long for the first `welcome` before going to the origin (`data-join-timeout-ms`) */
+  joinTimeoutMs: 3000,
+  /** holdings changes within this window go out as one `update` */
+  announceDelayMs: 50,
+  /** reconnect backoff: first delay and cap */
+  backoffBaseMs: 500,
+  backoffMaxMs: 30000
+})
+
+/** Allowed range of each numeric option. */
+const RANGES = {
+  quotaMb: [1, 500],
+  lookupTimeoutMs: [100, 60000],
+  connectTimeoutMs: [500, 60000],
+  stallMs: [200, 60000],
+  joinTimeoutMs: [0, 60000]
+}
+
+/**
+ * @param {Record<string, string | undefined>} data a `dataset`-like object (camelCase keys)
+ * @param {(msg: string) => void} [warn]
+ * @returns {Readonly<typeof DEFAULTS>}
+ */
+export function readConfig (data, warn = () => {}) {
+  const config = { ...DEFAULTS }
+  if (data.coordinator) config.coordinator = data.coordinator
+  if (data.manifest) config.manifest = data.manifest
+  for (const [key, [min, max]] of Object.entries(RANGES)) {
+    const raw = data[key]
+    if (raw === undefined || raw === '') continue
+    const n = Number(raw)
+    if (!Number.isFinite(n)) {
+      warn(`maygh: ignoring ${key}=${raw} (not a number)`)
+      continue
+    }
+    config[key] = Math.min(max, Math.max(min, n))
+    if (config[key] !== n) warn(`maygh: ${key}=${raw} clamped to ${config[key]}`)
+  }
+  return Object.freeze(config)
+}

@@ -1,0 +1,54 @@
+/**
+ * Page integration without site JavaScript: `<img data-maygh-src>` and
+ * `<link data-maygh-href>` get a blob URL of the verified bytes in `src` /
+ * `href`. Elements added or re-pointed later are picked up by a
+ * MutationObserver. If a load fails everywhere the element gets the plain URL,
+ * so the page never ends up worse than without Maygh.
+ */
+import { sha256FromIntegrity } from './sri.js'
+
+const SELECTOR = '[data-maygh-src],[data-maygh-href]'
+
+/**
+ * @param {Document} doc
+ * @param {{ load: (url: string) => Promise<Blob>, name: (url: string, hash: string) => void }} client
+ */
+export function bindDom (doc, client) {
+  /** @type {WeakMap<Element, string>} the URL each element was last loaded for */
+  const seen = new WeakMap()
+
+  /** @param {Element} el */
+  const handle = (el) => {
+    const attr = el.hasAttribute('data-maygh-src') ? 'src' : 'href'
+    const url = el.getAttribute('data-maygh-' + attr)
+    if (!url || seen.get(el) === url) return
+    seen.set(el, url)
+    const hash = sha256FromIntegrity(el.getAttribute('data-maygh-integrity') ?? el.getAttribute('integrity'))
+    if (hash) client.name(url, hash)
+    /** @type {any} */
+    const target = el
+    client.load(url).then(
+      (blob) => {
+        if (seen.get(el) !== url) return
+        const old = target[attr]
+        target[attr] = URL.createObjectURL(blob)
+        if (old?.startsWith('blob:')) URL.revokeObjectURL(old)
+      },
+      () => { if (seen.get(el) === url) target[attr] = url }
+    )
+  }
+
+  /** @param {ParentNode & Node} root */
+  const scan = (root) => {
+    if (root instanceof Element && root.matches(SELECTOR)) handle(root)
+    root.querySelectorAll?.(SELECTOR).forEach(handle)
+  }
+
+  scan(doc)
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === 'attributes') scan(/** @type {Element} */ (r.target))
+      else r.addedNodes.forEach((n) => { if (n instanceof Element) scan(n) })
+    }
+  }).observe(doc.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ['data-maygh-src', 'data-maygh-href'] })
+}

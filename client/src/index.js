@@ -1,0 +1,93 @@
+/**
+ * Entry point of the bundle (`maygh.js`): reads the script tag's data
+ * attributes, wires the parts together and exposes `window.Maygh`.
+ *
+ *   <script src="/maygh.js" data-coordinator="wss://…" data-manifest="/maygh-manifest.json" defer></script>
+ */
+import { readConfig } from './config.js'
+import { Stats } from './stats.js'
+import { Names } from './names.js'
+import { Cache } from './cache.js'
+import { Signaling } from './signaling.js'
+import { Announcer } from './announcer.js'
+import { PeerPool } from './peer-pool.js'
+import { Loader } from './loader.js'
+import { bindDom } from './dom.js'
+
+/** Wire everything up once per page (a second copy of the script does nothing). */
+function start () {
+  const script = /** @type {HTMLScriptElement | null} */ (document.currentScript ?? document.querySelector('script[data-coordinator]'))
+  const config = readConfig({ ...script?.dataset }, console.warn)
+  const stats = new Stats()
+  const names = new Names(config.manifest)
+  // Peers need WebRTC and a coordinator; verification (and so caching and sharing) needs WebCrypto, i.e. a secure context.
+  const peers = Boolean(config.coordinator && globalThis.RTCPeerConnection && globalThis.WebSocket && globalThis.crypto?.subtle)
+
+  /** @type {Announcer | null} */
+  let announcer = null
+  const cache = new Cache({
+    quotaBytes: config.quotaMb * 1048576,
+    onChange: () => announcer?.schedule(),
+    onCorrupt: () => { stats.counts.corrupt++ }
+  })
+  const cacheReady = cache.open()
+
+  const signaling = peers ? new Signaling({ url: config.coordinator, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: () => cache.hashes() }) : null
+  /** Resolves true once joined, false if the first join took longer than `joinTimeoutMs` (or there is no coordinator). */
+  const ready = new Promise((resolve) => {
+    if (!signaling) return resolve(false)
+    signaling.on('welcome', () => resolve(true))
+    cacheReady.then(() => {
+      signaling.start()
+      setTimeout(() => resolve(false), config.joinTimeoutMs)
+    })
+  })
+
+  let pool = null
+  if (signaling) {
+    const a = announcer = new Announcer({ signaling, holdings: () => cache.hashes(), delayMs: config.announceDelayMs })
+    signaling.on('welcome', (/** @type {{ have: string[] }} */ w) => a.welcomed(w.have))
+    signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
+    pool = new PeerPool({
+      signaling,
+      config,
+      serve: (hash) => cache.get(hash),
+      onServed: (peer, hash, bytes) => stats.served({ peer, hash, bytes })
+    })
+  }
+
+  const loader = new Loader({ names, cache, stats, signaling, pool, ready, cacheReady, config })
+
+  const Maygh = {
+    version: 1,
+    config,
+    ready,
+    /** @param {string} url @returns {Promise<Blob>} */
+    load: (url) => loader.load(url),
+    /** @param {string} type @param {Function} fn */
+    on (type, fn) { stats.on(type, fn); return Maygh },
+    /** @param {string} type @param {Function} fn */
+    off (type, fn) { stats.off(type, fn); return Maygh },
+    stats: () => ({
+      ...stats.snapshot(),
+      peerId: signaling?.id ?? null,
+      joined: signaling?.joined ?? false,
+      held: announcer?.held ?? 0,
+      stored: { bytes: cache.bytes, count: cache.meta.size },
+      connected: pool?.connected().length ?? 0
+    }),
+    /** Resolves when no load is in flight and the coordinator has acknowledged our latest holdings. */
+    async idle () {
+      await ready
+      while (loader.active.size || !(announcer?.synced() ?? true)) {
+        await loader.settled()
+        await announcer?.settled()
+      }
+    }
+  }
+  Object.defineProperty(globalThis, 'Maygh', { value: Object.freeze(Maygh), enumerable: true })
+
+  bindDom(document, { load: Maygh.load, name: (url, hash) => names.set(url, hash) })
+}
+
+if (!('Maygh' in globalThis)) start()

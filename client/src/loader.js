@@ -1,0 +1,149 @@
+/**
+ * The load path of one URL: IndexedDB → a peer holding it (lookup → connect →
+ * request → verify) → the origin. Peer bytes are used only after their
+ * SHA-256 matches; a mismatch counts as a rejection, and that peer is not
+ * asked again this session. Origin bytes that match are stored and announced;
+ * ones that do not (stale manifest) are used but neither stored nor shared.
+ */
+import { codedError } from './errors.js'
+import { matches } from './sri.js'
+
+export class Loader {
+  /**
+   * @param {object} o
+   * @param {import('./names.js').Names} o.names
+   * @param {import('./cache.js').Cache} o.cache
+   * @param {import('./stats.js').Stats} o.stats
+   * @param {import('./signaling.js').Signaling | null} o.signaling
+   * @param {import('./peer-pool.js').PeerPool | null} o.pool
+   * @param {Promise<unknown>} o.ready resolves when joined or given up
+   * @param {Promise<unknown>} o.cacheReady
+   * @param {{ lookupTimeoutMs: number, quotaMb: number }} o.config
+   */
+  constructor (o) {
+    this.o = o
+    /** @type {Set<Promise<unknown>>} */
+    this.active = new Set()
+    /** @type {Map<string, Promise<{ bytes: Uint8Array, type: string }>>} by hash */
+    this.byHash = new Map()
+    /** @type {Set<string>} peers that sent bytes failing verification */
+    this.banned = new Set()
+  }
+
+  /**
+   * @param {string} url
+   * @returns {Promise<Blob>}
+   */
+  load (url) {
+    const p = this.run(String(url))
+    this.active.add(p)
+    p.catch(() => {}).finally(() => this.active.delete(p))
+    return p
+  }
+
+  /** Resolves once no load is in flight. */
+  async settled () {
+    while (this.active.size) await Promise.allSettled([...this.active])
+  }
+
+  /** @param {string} url */
+  async run (url) {
+    const { names, stats } = this.o
+    const t0 = performance.now()
+    const href = new URL(url, location.href).href
+    await names.ready
+    const name = globalThis.crypto?.subtle ? names.get(href) : null
+    try {
+      if (!name) {
+        const res = await originFetch(href)
+        const bytes = new Uint8Array(await res.arrayBuffer())
+        stats.loaded({ url, hash: null, source: 'origin', bytes: bytes.length, ms: performance.now() - t0 })
+        return new Blob([bytes], { type: res.headers.get('content-type') ?? '' })
+      }
+      // Several elements may name the same content: fetch it once.
+      let got = this.byHash.get(name.hash)
+      if (!got) {
+        got = this.fetchNamed(url, href, name, t0)
+        this.byHash.set(name.hash, got)
+        got.finally(() => this.byHash.delete(name.hash)).catch(() => {})
+      }
+      const { bytes, type } = await got
+      return new Blob([bytes], { type: name.type || type })
+    } catch (err) {
+      stats.counts.failed++
+      stats.error({ url, hash: name?.hash, code: /** @type {any} */ (err).code ?? 'MGH_ERR_ORIGIN', message: String(/** @type {any} */ (err).message ?? err) })
+      throw err
+    }
+  }
+
+  /**
+   * @param {string} url as the caller gave it (for events)
+   * @param {string} href absolute
+   * @param {import('./names.js').Name} name
+   * @param {number} t0
+   */
+  async fetchNamed (url, href, name, t0) {
+    const { cache, stats } = this.o
+    const { hash } = name
+    const done = (/** @type {'peer' | 'origin' | 'cache'} */ source, /** @type {number} */ bytes, /** @type {string} */ peer = '') =>
+      stats.loaded({ url, hash, source, bytes, ms: performance.now() - t0, ...(peer && { peer }) })
+
+    await this.o.cacheReady
+    const cached = await cache.get(hash)
+    if (cached) {
+      done('cache', cached.bytes.length)
+      return cached
+    }
+
+    for (const peer of await this.holders(hash)) {
+      let asset
+      try {
+        const transfer = await /** @type {import('./peer-pool.js').PeerPool} */ (this.o.pool).transfer(peer)
+        asset = await transfer.request(hash, name.size ?? this.o.config.quotaMb << 20)
+      } catch (err) {
+        stats.error({ url, hash, code: /** @type {any} */ (err).code, message: String(/** @type {any} */ (err).message) })
+        continue
+      }
+      if (!(await matches(asset.bytes, hash))) {
+        this.banned.add(peer)
+        stats.rejected({ url, hash, peer })
+        continue
+      }
+      await cache.put(hash, asset.bytes, name.type || asset.type)
+      done('peer', asset.bytes.length, peer)
+      return asset
+    }
+
+    const res = await originFetch(href)
+    const bytes = new Uint8Array(await res.arrayBuffer())
+    const type = name.type || res.headers.get('content-type') || ''
+    if (await matches(bytes, hash)) await cache.put(hash, bytes, type)
+    else stats.error({ url, hash, code: 'MGH_ERR_HASH_MISMATCH', message: 'origin bytes differ from the manifest; not cached' })
+    done('origin', bytes.length)
+    return { bytes, type }
+  }
+
+  /**
+   * Peers the coordinator names as holders (none when not joined or on timeout).
+   * @param {string} hash
+   * @returns {Promise<string[]>}
+   */
+  async holders (hash) {
+    const { signaling, pool } = this.o
+    if (!signaling || !pool) return []
+    await this.o.ready
+    try {
+      const reply = await signaling.request({ type: 'lookup', hash, connected: pool.connected().slice(0, 64) }, this.o.config.lookupTimeoutMs)
+      return (Array.isArray(reply.peers) ? reply.peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
+    } catch {
+      return []
+    }
+  }
+}
+
+/** @param {string} href */
+async function originFetch (href) {
+  const res = await fetch(href)
+  if (!res.ok) throw codedError('MGH_ERR_ORIGIN', `${res.status} ${href}`)
+  return res
+}

@@ -1,0 +1,142 @@
+/**
+ * The open peer connections, by peer id: reuses an open channel, dedupes
+ * concurrent attempts to reach the same peer, answers incoming offers, and
+ * routes each signal to its connection by `(from, cid)`. Every open channel
+ * gets a Transfer, so either side may request over it.
+ */
+import { PeerLink } from './peer-link.js'
+import { Transfer } from './transfer.js'
+
+/** connections kept at most; beyond it the least recently active idle one is closed, or the offer ignored */
+const MAX_LINKS = 48
+
+export class PeerPool {
+  /**
+   * @param {object} options
+   * @param {import('./signaling.js').Signaling} options.signaling
+   * @param {{ connectTimeoutMs: number, stallMs: number }} options.config
+   * @param {import('./transfer.js').TransferOptions['serve']} options.serve
+   * @param {(peer: string, hash: string, bytes: number) => void} options.onServed
+   */
+  constructor (options) {
+    this.options = options
+    /** @type {Map<string, PeerLink>} by `${peer} ${cid}` */
+    this.links = new Map()
+    /** @type {Map<string, Transfer>} the open transfer used to request from each peer */
+    this.open = new Map()
+    /** @type {Set<Transfer>} every open transfer */
+    this.transfers = new Set()
+    /** @type {Map<string, Promise<Transfer>>} outgoing attempts in progress, by peer id */
+    this.connecting = new Map()
+    /** @type {Map<string, object[]>} signals that arrived before their offer, by key */
+    this.early = new Map()
+    options.signaling.on('connect', (/** @type {{ from: string, signal: any }} */ msg) => this.onSignal(msg.from, msg.signal))
+  }
+
+  /** Peer ids we hold an open channel to. */
+  connected () {
+    return [...this.open.keys()]
+  }
+
+  /**
+   * An open transfer to `peer`, connecting if need be.
+   * @param {string} peer
+   * @returns {Promise<Transfer>}
+   */
+  transfer (peer) {
+    const open = this.open.get(peer)
+    if (open?.open) return Promise.resolve(open)
+    let attempt = this.connecting.get(peer)
+    if (!attempt) {
+      const cid = Math.random().toString(36).slice(2, 12)
+      if (this.links.size >= MAX_LINKS) this.closeIdlest()
+      const link = this.createLink(peer, cid, true)
+      attempt = link.opened.then((channel) => this.attach(link, channel))
+      attempt.finally(() => this.connecting.delete(peer)).catch(() => {})
+      this.connecting.set(peer, attempt)
+    }
+    return attempt
+  }
+
+  /**
+   * @param {string} peer
+   * @param {string} cid
+   * @param {boolean} initiator
+   */
+  createLink (peer, cid, initiator) {
+    const { signaling, config } = this.options
+    const key = `${peer} ${cid}`
+    const link = new PeerLink({
+      peer,
+      cid,
+      initiator,
+      iceServers: signaling.iceServers,
+      timeoutMs: config.connectTimeoutMs,
+      signal: (signal) => {
+        if (/** @type {any} */ (signal).sdp?.type === 'offer') {
+          // A failed relay (peer gone) fails the attempt now instead of at the timeout.
+          signaling.request({ type: 'connect', to: peer, signal }, config.connectTimeoutMs)
+            .catch((err) => { if (err.code !== 'MGH_ERR_REQUEST_TIMEOUT') link.close(err) })
+        } else {
+          signaling.send({ type: 'connect', to: peer, signal })
+        }
+      },
+      onClose: () => this.links.delete(key)
+    })
+    this.links.set(key, link)
+    for (const s of this.early.get(key) ?? []) link.handle(s)
+    this.early.delete(key)
+    return link
+  }
+
+  /**
+   * @param {PeerLink} link
+   * @param {RTCDataChannel} channel
+   */
+  attach (link, channel) {
+    const transfer = new Transfer(channel, {
+      serve: this.options.serve,
+      stallMs: this.options.config.stallMs,
+      onServed: (hash, bytes) => this.options.onServed(link.peer, hash, bytes),
+      onClose: (err) => {
+        this.transfers.delete(transfer)
+        if (this.open.get(link.peer) === transfer) this.open.delete(link.peer)
+        link.close(err)
+      }
+    })
+    this.transfers.add(transfer)
+    const current = this.open.get(link.peer)
+    if (!current?.open) this.open.set(link.peer, transfer)
+    return transfer
+  }
+
+  /** Close the open channel that has been idle longest; false if none is idle. */
+  closeIdlest () {
+    let idlest = null
+    for (const t of this.transfers) if (t.idle && (!idlest || t.lastActive < idlest.lastActive)) idlest = t
+    idlest?.close(new Error('closed to make room'))
+    return Boolean(idlest)
+  }
+
+  /**
+   * @param {string} from
+   * @param {{ cid?: unknown, sdp?: RTCSessionDescriptionInit, candidate?: RTCIceCandidateInit }} signal
+   */
+  onSignal (from, signal) {
+    if (typeof signal.cid !== 'string') return
+    const key = `${from} ${signal.cid}`
+    const link = this.links.get(key)
+    if (link) return void link.handle(signal)
+    if (signal.sdp?.type === 'offer') {
+      if (this.links.size >= MAX_LINKS && !this.closeIdlest()) return
+      const incoming = this.createLink(from, signal.cid, false)
+      incoming.opened.then((channel) => this.attach(incoming, channel), () => {})
+      return void incoming.handle(signal)
+    }
+    // A candidate ahead of its offer (possible across coordinator shards): keep it briefly.
+    if (signal.candidate && this.early.size < 64) {
+      if (!this.early.has(key)) setTimeout(() => this.early.delete(key), 10000)
+      this.early.set(key, [...(this.early.get(key) ?? []), signal])
+    }
+  }
+}

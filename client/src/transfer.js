@@ -1,0 +1,213 @@
+/**
+ * The peer protocol on one open data channel (docs/protocol.md, "Peer
+ * protocol"), both directions at once:
+ *
+ * - as receiver: `request(hash)` sends `get` and resolves with the reply's
+ *   bytes. Replies come in request order, so the oldest pending request owns
+ *   each `ok`/`miss` header and the binary frames after an `ok`.
+ * - as sender: incoming `get`s are answered one at a time, in arrival order,
+ *   in ≤ 16 KiB frames, pausing while `bufferedAmount` is above 1 MiB until
+ *   `bufferedamountlow` (256 KiB).
+ *
+ * Verification is the caller's job (loader.js): this module only frames.
+ * Anything that desynchronises the stream (unexpected frame, wrong id, too
+ * many bytes, a stall) closes the channel, since later frames could no longer
+ * be attributed safely. Environment-neutral: needs only an RTCDataChannel-like
+ * object, so it is unit-tested in Node.
+ */
+import { codedError } from './errors.js'
+
+export const CHUNK_BYTES = 16384
+export const HIGH_WATER = 1 << 20
+export const LOW_WATER = 256 << 10
+/** requests from one peer queued at most; more closes the channel */
+const MAX_QUEUED = 256
+
+/**
+ * @typedef {{ bytes: Uint8Array, type: string }} Asset
+ * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array, got: number, type?: string }} Pending
+ * @typedef {object} TransferOptions
+ * @property {(hash: string) => Promise<Asset | null>} serve the held asset, verified, or null
+ * @property {number} [stallMs] give up on our requests after this long without a message
+ * @property {(hash: string, bytes: number) => void} [onServed]
+ * @property {(err: Error) => void} [onClose]
+ */
+
+export class Transfer {
+  /**
+   * @param {RTCDataChannel} channel an open channel
+   * @param {TransferOptions} options
+   */
+  constructor (channel, options) {
+    this.channel = channel
+    this.options = options
+    channel.binaryType = 'arraybuffer'
+    channel.bufferedAmountLowThreshold = LOW_WATER
+    /** @type {Pending[]} our requests awaiting replies, oldest first */
+    this.pending = []
+    /** @type {{ id: number, hash: string }[]} their requests awaiting our replies */
+    this.queue = []
+    this.nextId = 1
+    this.serving = false
+    /** when a message last went either way (for closing the least recently used channel) */
+    this.lastActive = Date.now()
+    /** @type {Error | null} */
+    this.closed = null
+    this.timer = undefined
+    channel.addEventListener('message', (e) => this.onMessage(/** @type {MessageEvent} */ (e).data))
+    channel.addEventListener('close', () => this.close(codedError('MGH_ERR_CHANNEL_CLOSED')))
+  }
+
+  get open () {
+    return this.closed === null
+  }
+
+  /** Nothing pending either way. */
+  get idle () {
+    return !this.pending.length && !this.queue.length && !this.serving
+  }
+
+  /**
+   * Ask the peer for an asset.
+   * @param {string} hash
+   * @param {number} [maxBytes] refuse a reply larger than this
+   * @returns {Promise<Asset>}
+   */
+  request (hash, maxBytes = 512 << 20) {
+    if (this.closed) return Promise.reject(this.closed)
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++
+      this.lastActive = Date.now()
+      this.pending.push({ id, hash, maxBytes, resolve, reject, got: 0 })
+      this.send(JSON.stringify({ t: 'get', id, hash }))
+      this.armStall()
+    })
+  }
+
+  /** @param {unknown} data */
+  onMessage (data) {
+    if (this.closed) return
+    this.lastActive = Date.now()
+    this.armStall()
+    if (data instanceof ArrayBuffer) return this.onChunk(new Uint8Array(data))
+    if (typeof data !== 'string') return this.fail('binary frame is not an ArrayBuffer')
+    let msg
+    try { msg = JSON.parse(data) } catch { return this.fail('not JSON') }
+    const head = this.pending[0]
+    switch (msg?.t) {
+      case 'get':
+        if (!Number.isInteger(msg.id) || typeof msg.hash !== 'string') return this.fail('bad get')
+        if (this.queue.length >= MAX_QUEUED) return this.fail('too many requests')
+        this.queue.push({ id: msg.id, hash: msg.hash })
+        this.pump()
+        return
+      case 'ok':
+        if (!head || head.buf || msg.id !== head.id) return this.fail('unexpected ok')
+        if (!Number.isInteger(msg.size) || msg.size < 0 || msg.size > head.maxBytes) return this.fail('bad size')
+        head.buf = new Uint8Array(msg.size)
+        head.type = typeof msg.type === 'string' ? msg.type : ''
+        if (msg.size === 0) this.settle()
+        return
+      case 'miss':
+        if (!head || head.buf || msg.id !== head.id) return this.fail('unexpected miss')
+        this.pending.shift()
+        head.reject(codedError('MGH_ERR_MISS'))
+        this.armStall()
+        return
+      default:
+        return this.fail('unknown message')
+    }
+  }
+
+  /** @param {Uint8Array} chunk */
+  onChunk (chunk) {
+    const head = this.pending[0]
+    if (!head?.buf) return this.fail('unexpected binary frame')
+    if (head.got + chunk.length > head.buf.length) return this.fail('more bytes than announced')
+    head.buf.set(chunk, head.got)
+    head.got += chunk.length
+    if (head.got === head.buf.length) this.settle()
+  }
+
+  settle () {
+    const head = /** @type {Pending} */ (this.pending.shift())
+    head.resolve({ bytes: /** @type {Uint8Array} */ (head.buf), type: /** @type {string} */ (head.type) })
+    this.armStall()
+  }
+
+  /** Answer queued requests one at a time, in order. */
+  async pump () {
+    if (this.serving) return
+    this.serving = true
+    try {
+      while (this.queue.length && !this.closed) {
+        const { id, hash } = /** @type {{ id: number, hash: string }} */ (this.queue.shift())
+        let asset = null
+        try { asset = await this.options.serve(hash) } catch { asset = null }
+        if (this.closed) return
+        if (!asset) {
+          this.send(JSON.stringify({ t: 'miss', id }))
+          continue
+        }
+        const { bytes, type } = asset
+        this.send(JSON.stringify({ t: 'ok', id, size: bytes.length, type }))
+        for (let at = 0; at < bytes.length && !this.closed; at += CHUNK_BYTES) {
+          if (this.channel.bufferedAmount > HIGH_WATER) await this.drained()
+          if (!this.closed) this.send(bytes.subarray(at, at + CHUNK_BYTES))
+        }
+        if (!this.closed) this.options.onServed?.(hash, bytes.length)
+      }
+    } finally {
+      this.serving = false
+    }
+  }
+
+  /** Resolves once `bufferedAmount` falls to the low-water mark, or the channel closes. */
+  drained () {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.channel.removeEventListener('bufferedamountlow', done)
+        this.channel.removeEventListener('close', done)
+        resolve(undefined)
+      }
+      this.channel.addEventListener('bufferedamountlow', done)
+      this.channel.addEventListener('close', done)
+    })
+  }
+
+  /** @param {string | Uint8Array} data */
+  send (data) {
+    try {
+      this.channel.send(/** @type {any} */ (data))
+    } catch (err) {
+      this.close(codedError('MGH_ERR_CHANNEL_CLOSED', String(err)))
+    }
+  }
+
+  /** Stall timer: runs while we await replies; any incoming message restarts it. */
+  armStall () {
+    clearTimeout(this.timer)
+    if (this.pending.length && !this.closed) {
+      this.timer = setTimeout(() => this.close(codedError('MGH_ERR_STALL')), this.options.stallMs ?? 4000)
+    }
+  }
+
+  /** @param {string} why */
+  fail (why) {
+    this.close(codedError('MGH_ERR_PEER_PROTOCOL', why))
+  }
+
+  /**
+   * Close for good: pending requests reject with `err`, queued ones are dropped.
+   * @param {Error} err
+   */
+  close (err) {
+    if (this.closed) return
+    this.closed = err
+    clearTimeout(this.timer)
+    for (const p of this.pending.splice(0)) p.reject(err)
+    this.queue.length = 0
+    try { this.channel.close() } catch {}
+    this.options.onClose?.(err)
+  }
+}

@@ -1,0 +1,81 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Announcer } from '../src/announcer.js'
+
+/** A stand-in for Signaling that records requests and answers like the coordinator. */
+function fakeSignaling (limits = {}) {
+  const sent = []
+  let holding = 0
+  return {
+    sent,
+    joined: true,
+    limits: { maxMessageBytes: 65536, maxAssetsPerPeer: 100, maxAssetsPerMessage: 10, ...limits },
+    request (msg) {
+      sent.push(msg)
+      holding += msg.add.length - msg.remove.length
+      const n = holding
+      return new Promise((resolve) => setTimeout(() => resolve({ type: 'updated', holding: n }), 5))
+    }
+  }
+}
+
+const h = (/** @type {number} */ i) => `sha256-${String(i).padStart(43, 'A')}=`
+
+test('a burst of changes goes out as one update after the delay', async () => {
+  const signaling = fakeSignaling()
+  let held = []
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 20 })
+  a.welcomed([])
+  for (let i = 0; i < 5; i++) {
+    held = [...held, h(i)]
+    a.schedule()
+  }
+  assert.equal(a.synced(), false)
+  await a.settled()
+  assert.equal(signaling.sent.length, 1)
+  assert.deepEqual(signaling.sent[0], { type: 'update', add: held, remove: [] })
+  assert.equal(a.held, 5)
+  assert.equal(a.synced(), true)
+})
+
+test('sends the difference from what was announced, split to the per-message limit', async () => {
+  const signaling = fakeSignaling({ maxAssetsPerMessage: 4 })
+  let held = [h(1), h(2), h(3)]
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 1 })
+  a.welcomed(held)
+  held = [h(2), ...Array.from({ length: 9 }, (_, i) => h(10 + i))]
+  a.schedule()
+  await a.settled()
+  const adds = signaling.sent.flatMap((m) => m.add)
+  const removes = signaling.sent.flatMap((m) => m.remove)
+  assert.deepEqual(removes.sort(), [h(1), h(3)].sort())
+  assert.equal(adds.length, 9)
+  assert.ok(signaling.sent.every((m) => m.add.length <= 4 && m.remove.length <= 4))
+  assert.equal(signaling.sent.length, 3)
+})
+
+test('never announces more than the coordinator lists per peer', async () => {
+  const signaling = fakeSignaling({ maxAssetsPerPeer: 5 })
+  const held = Array.from({ length: 8 }, (_, i) => h(i))
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 1 })
+  a.welcomed(held.slice(0, 2))
+  a.schedule()
+  await a.settled()
+  assert.equal(a.announced.size, 5)
+  assert.deepEqual(signaling.sent[0].add, held.slice(2, 5), 'most recently used first')
+})
+
+test('while not joined nothing is sent and nothing is waited for; join resets the announced set', async () => {
+  const signaling = fakeSignaling()
+  signaling.joined = false
+  const held = [h(1)]
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 1 })
+  a.schedule()
+  await a.settled()
+  assert.equal(signaling.sent.length, 0)
+  signaling.joined = true
+  a.welcomed(held)
+  await a.settled()
+  assert.equal(signaling.sent.length, 0, 'the join already carried the holdings')
+  assert.equal(a.held, 1)
+})

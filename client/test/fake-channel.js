@@ -1,0 +1,69 @@
+/**
+ * An in-memory RTCDataChannel pair for Node tests of the peer protocol:
+ * messages arrive asynchronously, binary ones as ArrayBuffer copies, and
+ * `bufferedAmount` grows on send and drains on delivery, firing
+ * `bufferedamountlow` when it crosses the threshold — enough to exercise
+ * framing and backpressure without WebRTC.
+ */
+export class FakeChannel extends EventTarget {
+  constructor () {
+    super()
+    this.readyState = 'open'
+    this.binaryType = 'blob'
+    this.bufferedAmount = 0
+    this.bufferedAmountLowThreshold = 0
+    /** highest bufferedAmount seen right after a send */
+    this.maxBuffered = 0
+    this.lowEvents = 0
+    /** @type {(string | Uint8Array)[]} everything sent, as sent */
+    this.sent = []
+    /** @type {FakeChannel | null} */
+    this.peer = null
+    /** @type {((data: string | Uint8Array) => string | Uint8Array | null) | null} rewrites (or drops, with null) outgoing messages */
+    this.tap = null
+  }
+
+  /** @param {string | ArrayBufferView} data */
+  send (data) {
+    if (this.readyState !== 'open') throw new Error('InvalidStateError: channel not open')
+    let out = typeof data === 'string' ? data : new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength))
+    this.sent.push(out)
+    if (this.tap) {
+      const t = this.tap(out)
+      if (t === null) return
+      out = t
+    }
+    const size = typeof out === 'string' ? out.length : out.byteLength
+    this.bufferedAmount += size
+    this.maxBuffered = Math.max(this.maxBuffered, this.bufferedAmount)
+    setImmediate(() => {
+      const before = this.bufferedAmount
+      this.bufferedAmount -= size
+      if (before > this.bufferedAmountLowThreshold && this.bufferedAmount <= this.bufferedAmountLowThreshold) {
+        this.lowEvents++
+        this.dispatchEvent(new Event('bufferedamountlow'))
+      }
+      if (this.peer?.readyState !== 'open') return
+      const event = Object.assign(new Event('message'), { data: typeof out === 'string' ? out : out.buffer })
+      this.peer.dispatchEvent(event)
+    })
+  }
+
+  close () {
+    for (const ch of [this, this.peer]) {
+      if (ch && ch.readyState === 'open') {
+        ch.readyState = 'closed'
+        setImmediate(() => ch.dispatchEvent(new Event('close')))
+      }
+    }
+  }
+}
+
+/** Two connected channels. */
+export function channelPair () {
+  const a = new FakeChannel()
+  const b = new FakeChannel()
+  a.peer = b
+  b.peer = a
+  return [a, b]
+}

@@ -1,0 +1,172 @@
+/**
+ * The load path's decisions, in Node with stand-ins for IndexedDB, the
+ * coordinator and the peers, and a real HTTP origin: which source wins, what
+ * gets stored, and that bad bytes are never returned from a peer.
+ */
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { randomBytes } from 'node:crypto'
+import { sriHash } from '../manifest.js'
+import { Names } from '../src/names.js'
+import { Stats } from '../src/stats.js'
+import { Loader } from '../src/loader.js'
+
+const good = randomBytes(30_000)
+const other = randomBytes(20_000)
+const stale = randomBytes(10_000)
+/** what the origin serves, by path */
+const files = { '/good.png': good, '/other.png': other, '/stale.png': stale, '/unnamed.txt': Buffer.from('hello') }
+const manifest = {
+  version: 1,
+  assets: {
+    '/good.png': { hash: sriHash(good), size: good.length, type: 'image/png' },
+    '/other.png': { hash: sriHash(other), size: other.length, type: 'image/png' },
+    // the manifest names different bytes than the origin now serves
+    '/stale.png': { hash: sriHash(randomBytes(10_000)), size: 10_000, type: 'image/png' }
+  }
+}
+/** @type {Record<string, number>} origin requests by path */
+let hits = {}
+/** @type {import('node:http').Server} */
+let server
+
+before(async () => {
+  server = createServer((req, res) => {
+    const path = /** @type {string} */ (req.url)
+    hits[path] = (hits[path] ?? 0) + 1
+    if (path === '/maygh-manifest.json') return void res.end(JSON.stringify(manifest))
+    const body = files[/** @type {keyof typeof files} */ (path)]
+    if (!body) return void res.writeHead(404).end()
+    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(body)
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)))
+  Object.assign(globalThis, { location: new URL(`http://127.0.0.1:${/** @type {any} */ (server.address()).port}/shop`) })
+})
+after(() => {
+  server.close()
+  delete (/** @type {any} */ (globalThis)).location
+})
+
+/**
+ * A loader over stand-ins. `peers` maps a peer id to what it sends for any
+ * request: bytes, or an Error to fail with.
+ * @param {{ peers?: Record<string, Uint8Array | Error>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array> }} [o]
+ */
+function setup (o = {}) {
+  hits = {}
+  const stored = new Map(Object.entries(o.cached ?? {}).map(([h, bytes]) => [h, { bytes, type: 'image/png' }]))
+  const cache = {
+    stored,
+    get: async (/** @type {string} */ h) => stored.get(h) ?? null,
+    put: async (/** @type {string} */ h, /** @type {Uint8Array} */ bytes, /** @type {string} */ type) => { stored.set(h, { bytes, type }); return true }
+  }
+  const asked = []
+  const signaling = {
+    id: 'me',
+    request: async () => {
+      if (o.holders === 'timeout') throw Object.assign(new Error('timeout'), { code: 'MGH_ERR_REQUEST_TIMEOUT' })
+      return { type: 'holders', peers: o.holders ?? Object.keys(o.peers ?? {}) }
+    }
+  }
+  const pool = {
+    connected: () => [],
+    transfer: async (/** @type {string} */ peer) => ({
+      request: async () => {
+        asked.push(peer)
+        const r = /** @type {any} */ (o.peers)?.[peer]
+        if (r instanceof Error) throw r
+        return { bytes: new Uint8Array(r), type: 'image/png' }
+      }
+    })
+  }
+  const stats = new Stats()
+  const events = []
+  for (const type of ['load', 'reject', 'error']) stats.on(type, (/** @type {any} */ e) => events.push({ type, ...e }))
+  const loader = new Loader({
+    names: new Names('/maygh-manifest.json'),
+    cache: /** @type {any} */ (cache),
+    stats,
+    signaling: /** @type {any} */ (signaling),
+    pool: /** @type {any} */ (pool),
+    ready: Promise.resolve(true),
+    cacheReady: Promise.resolve(),
+    config: { lookupTimeoutMs: 100, quotaMb: 50 }
+  })
+  return { loader, cache, stats, events, asked }
+}
+
+const bytesOf = async (/** @type {Blob} */ blob) => Buffer.from(await blob.arrayBuffer())
+
+test('a peer\'s verified bytes are used and stored; the origin is not asked', async () => {
+  const { loader, cache, stats } = setup({ peers: { p1: good } })
+  const blob = await loader.load('/good.png')
+  assert.deepEqual(await bytesOf(blob), good)
+  assert.equal(blob.type, 'image/png')
+  assert.equal(hits['/good.png'], undefined)
+  assert.ok(cache.stored.has(manifest.assets['/good.png'].hash))
+  assert.deepEqual(stats.counts.peer, { bytes: good.length, count: 1 })
+})
+
+test('bytes that fail verification count one rejection; the next holder is tried, then the origin', async () => {
+  const tampered = Buffer.from(good)
+  tampered[100] ^= 1
+  let s = setup({ peers: { bad: tampered, fine: good } })
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(s.stats.counts.rejected, 1)
+  assert.deepEqual(s.asked, ['bad', 'fine'])
+  assert.equal(s.stats.counts.peer.count, 1)
+  // The rejected peer is not asked again.
+  await s.loader.load('/other.png')
+  assert.deepEqual(s.asked, ['bad', 'fine', 'fine'])
+
+  s = setup({ peers: { bad: tampered } })
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(s.stats.counts.rejected, 1)
+  assert.equal(hits['/good.png'], 1, 'from the origin after the only holder failed')
+  assert.ok(s.events.some((e) => e.type === 'reject' && e.peer === 'bad' && e.url === '/good.png'))
+})
+
+test('misses, stalls and lookup timeouts fall back to the origin', async () => {
+  for (const o of [
+    { peers: { p1: Object.assign(new Error('miss'), { code: 'MGH_ERR_MISS' }) } },
+    { peers: { p1: Object.assign(new Error('stall'), { code: 'MGH_ERR_STALL' }) } },
+    { holders: /** @type {'timeout'} */ ('timeout') },
+    { holders: [] }
+  ]) {
+    const s = setup(o)
+    assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+    assert.equal(hits['/good.png'], 1)
+    assert.equal(s.stats.counts.origin.count, 1)
+    assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash), 'verified origin bytes are stored')
+  }
+})
+
+test('stale manifest: origin bytes that do not match are used but neither stored nor counted as peer-safe', async () => {
+  const s = setup({ holders: [] })
+  assert.deepEqual(await bytesOf(await s.loader.load('/stale.png')), stale)
+  assert.equal(s.cache.stored.size, 0)
+  assert.ok(s.events.some((e) => e.type === 'error' && e.code === 'MGH_ERR_HASH_MISMATCH'))
+})
+
+test('the cache answers first; unnamed URLs go to the origin unverified and uncached', async () => {
+  const s = setup({ cached: { [manifest.assets['/good.png'].hash]: good } })
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(s.stats.counts.cache.count, 1)
+  assert.equal(hits['/good.png'], undefined)
+
+  assert.equal(await (await s.loader.load('/unnamed.txt')).text(), 'hello')
+  assert.equal(s.cache.stored.size, 1)
+  assert.equal(s.stats.counts.origin.count, 1)
+})
+
+test('concurrent loads of the same content fetch it once; an origin 404 rejects with MGH_ERR_ORIGIN', async () => {
+  const s = setup({ holders: [] })
+  const blobs = await Promise.all([s.loader.load('/good.png'), s.loader.load('/good.png'), s.loader.load('good.png')])
+  assert.equal(blobs.length, 3)
+  assert.equal(hits['/good.png'], 1)
+  await assert.rejects(s.loader.load('/missing.png'), { code: 'MGH_ERR_ORIGIN' })
+  assert.equal(s.stats.counts.failed, 1)
+  await s.loader.settled()
+  assert.equal(s.loader.active.size, 0)
+})

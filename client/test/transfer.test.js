@@ -1,0 +1,118 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { Transfer, CHUNK_BYTES, HIGH_WATER } from '../src/transfer.js'
+import { sriOf } from '../src/sri.js'
+import { channelPair } from './fake-channel.js'
+
+/**
+ * A sender holding `assets` and a receiver, over a fake channel pair.
+ * @param {Record<string, Uint8Array>} assets by hash
+ * @param {object} [options]
+ */
+function pair (assets, options = {}) {
+  const [ca, cb] = channelPair()
+  const served = []
+  const sender = new Transfer(/** @type {any} */ (ca), {
+    serve: async (hash) => assets[hash] ? { bytes: assets[hash], type: 'image/png' } : null,
+    onServed: (hash, bytes) => served.push({ hash, bytes }),
+    ...options
+  })
+  const receiver = new Transfer(/** @type {any} */ (cb), { serve: async () => null, stallMs: 1000, ...options })
+  return { ca, cb, sender, receiver, served }
+}
+
+test('a request gets the exact bytes in frames of at most 16 KiB', async () => {
+  const bytes = new Uint8Array(randomBytes(100_000))
+  const hash = await sriOf(bytes)
+  const { ca, receiver, served } = pair({ [hash]: bytes })
+  const got = await receiver.request(hash)
+  assert.deepEqual(got.bytes, bytes)
+  assert.equal(got.type, 'image/png')
+  const frames = ca.sent.filter((m) => typeof m !== 'string')
+  assert.equal(frames.length, Math.ceil(bytes.length / CHUNK_BYTES))
+  assert.ok(frames.every((f) => f.byteLength <= CHUNK_BYTES))
+  assert.deepEqual(JSON.parse(/** @type {string} */ (ca.sent[0])), { t: 'ok', id: 1, size: bytes.length, type: 'image/png' })
+  assert.deepEqual(served, [{ hash, bytes: bytes.length }])
+})
+
+test('pipelined requests are answered in order, misses included', async () => {
+  const a = new Uint8Array(randomBytes(40_000))
+  const b = new Uint8Array(0)
+  const ha = await sriOf(a)
+  const hb = await sriOf(b)
+  const { receiver } = pair({ [ha]: a, [hb]: b })
+  const results = await Promise.allSettled([receiver.request(ha), receiver.request('sha256-missing'), receiver.request(hb), receiver.request(ha)])
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
+  assert.equal(/** @type {any} */ (results[1]).reason.code, 'MGH_ERR_MISS')
+  assert.equal(/** @type {any} */ (results[2]).value.bytes.length, 0)
+  assert.deepEqual(/** @type {any} */ (results[3]).value.bytes, a)
+  assert.ok(receiver.open, 'a miss leaves the channel usable')
+})
+
+test('the sender pauses above 1 MiB buffered and resumes on bufferedamountlow', async () => {
+  const bytes = new Uint8Array(randomBytes(4 << 20))
+  const hash = await sriOf(bytes)
+  const { ca, receiver } = pair({ [hash]: bytes })
+  const got = await receiver.request(hash)
+  assert.equal(await sriOf(got.bytes), hash)
+  assert.ok(ca.maxBuffered <= HIGH_WATER + CHUNK_BYTES, `buffered at most ${ca.maxBuffered}`)
+  assert.ok(ca.lowEvents > 0, 'waited for the buffer to drain')
+})
+
+test('both peers can request over one channel at the same time', async () => {
+  const [ca, cb] = channelPair()
+  const x = new Uint8Array(randomBytes(50_000))
+  const y = new Uint8Array(randomBytes(70_000))
+  const hx = await sriOf(x)
+  const hy = await sriOf(y)
+  const ta = new Transfer(/** @type {any} */ (ca), { serve: async (h) => h === hx ? { bytes: x, type: 'a' } : null })
+  const tb = new Transfer(/** @type {any} */ (cb), { serve: async (h) => h === hy ? { bytes: y, type: 'b' } : null })
+  const [gotY, gotX] = await Promise.all([ta.request(hy), tb.request(hx)])
+  assert.deepEqual(gotY.bytes, y)
+  assert.deepEqual(gotX.bytes, x)
+})
+
+test('a peer that goes silent fails the request with MGH_ERR_STALL and closes the channel', async () => {
+  const { ca, receiver } = pair({}, { stallMs: 50 })
+  ca.tap = () => null // the sender's replies never arrive
+  await assert.rejects(receiver.request('sha256-x'), { code: 'MGH_ERR_STALL' })
+  assert.equal(receiver.open, false)
+  await assert.rejects(receiver.request('sha256-y'), { code: 'MGH_ERR_STALL' })
+})
+
+test('protocol violations close the channel: frames without a header, oversize replies, extra bytes', async () => {
+  const bytes = new Uint8Array(randomBytes(1000))
+  const hash = await sriOf(bytes)
+
+  let p = pair({ [hash]: bytes })
+  p.ca.tap = (m) => typeof m === 'string' ? null : m // drop the header, keep the frames
+  await assert.rejects(p.receiver.request(hash), { code: 'MGH_ERR_PEER_PROTOCOL' })
+
+  p = pair({ [hash]: bytes })
+  await assert.rejects(p.receiver.request(hash, 999), { code: 'MGH_ERR_PEER_PROTOCOL' })
+
+  p = pair({ [hash]: bytes })
+  p.ca.tap = (m) => typeof m === 'string' ? m.replace('"size":1000', '"size":10') : m
+  await assert.rejects(p.receiver.request(hash), { code: 'MGH_ERR_PEER_PROTOCOL' })
+  assert.equal(p.receiver.open, false)
+})
+
+test('a closed channel rejects pending requests; a failing store answers miss', async () => {
+  const { cb, receiver } = pair({}, { serve: () => new Promise(() => {}) })
+  const pending = receiver.request('sha256-x')
+  cb.close()
+  await assert.rejects(pending, { code: 'MGH_ERR_CHANNEL_CLOSED' })
+
+  const q = pair({}, { serve: async () => { throw new Error('disk on fire') } })
+  await assert.rejects(q.receiver.request('sha256-x'), { code: 'MGH_ERR_MISS' })
+})
+
+test('a request flood beyond the queue limit closes the channel', async () => {
+  const [ca, cb] = channelPair()
+  const sender = new Transfer(/** @type {any} */ (ca), { serve: () => new Promise(() => {}) })
+  for (let id = 1; id <= 300; id++) cb.send(JSON.stringify({ t: 'get', id, hash: 'sha256-x' }))
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(sender.open, false)
+  assert.equal(/** @type {any} */ (sender.closed).code, 'MGH_ERR_PEER_PROTOCOL')
+})
