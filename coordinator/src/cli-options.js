@@ -15,7 +15,9 @@ const OPTIONS = {
   'max-message-bytes': ['maxMessageBytes', 'MAX_MESSAGE_BYTES', Number],
   'max-assets-per-peer': ['maxAssetsPerPeer', 'MAX_ASSETS_PER_PEER', Number],
   'max-holders': ['maxHolders', 'MAX_HOLDERS', Number],
-  'ping-interval-ms': ['pingIntervalMs', 'PING_INTERVAL_MS', Number]
+  'ping-interval-ms': ['pingIntervalMs', 'PING_INTERVAL_MS', Number],
+  'rate-limit-per-second': ['rateLimitPerSecond', 'RATE_LIMIT_PER_SECOND', Number],
+  'rate-limit-burst': ['rateLimitBurst', 'RATE_LIMIT_BURST', Number]
 }
 
 /**

@@ -11,7 +11,7 @@ import { WebSocketServer } from 'ws'
 import { resolveConfig } from './config.js'
 import { ERRORS, MayghError } from './errors.js'
 import { parseMessage } from './protocol.js'
-import { HANDLERS } from './handlers/index.js'
+import { HANDLERS, ORDERED_TYPES } from './handlers/index.js'
 import { Session } from './session.js'
 import { Relay } from './relay.js'
 import { Heartbeat } from './heartbeat.js'
@@ -116,15 +116,18 @@ export class Coordinator extends EventEmitter {
   #receive (session, data, isBinary) {
     session.alive = true
     this.counters.messages++
-    if (!session.takeToken()) {
-      this.#replyError(session, new MayghError('MGH_ERR_RATE_LIMITED'), undefined)
-      return
-    }
+    // Every frame costs a token; a refused one is still parsed (cheap: bounded by
+    // maxMessageBytes) so that the refusal carries the request's ref.
+    const allowed = session.takeToken()
     let message
     try {
       message = parseMessage(data, isBinary, this.config)
     } catch (err) {
-      this.#replyError(session, err, /** @type {any} */ (err).ref)
+      this.#replyError(session, allowed ? err : new MayghError('MGH_ERR_RATE_LIMITED'), /** @type {any} */ (err).ref)
+      return
+    }
+    if (!allowed) {
+      this.#replyError(session, new MayghError('MGH_ERR_RATE_LIMITED'), message.ref)
       return
     }
     const handler = HANDLERS[message.type]
@@ -140,7 +143,7 @@ export class Coordinator extends EventEmitter {
       clock: this.clock,
       warn: this.warn
     }
-    session.enqueue(async () => {
+    const run = async () => {
       if (session.closed) return
       try {
         const reply = await handler(message, context)
@@ -150,7 +153,9 @@ export class Coordinator extends EventEmitter {
       } catch (err) {
         this.#replyError(session, err, message.ref)
       }
-    })
+    }
+    if (ORDERED_TYPES.has(message.type)) session.enqueue(run)
+    else session.after(run)
   }
 
   /**

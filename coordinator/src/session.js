@@ -1,8 +1,9 @@
 /**
  * One client connection: its socket, the peer it joined as, what that peer
- * holds, and the serial queue its messages are handled in. Handling one
- * message at a time per peer keeps its updates, lookups and removal ordered
- * without locks; different peers proceed concurrently.
+ * holds, and the queue that orders its state changes. Joins, updates and the
+ * removal on close run one at a time per peer, which keeps the store in step
+ * with the session without locks; lookups and relays run as soon as the
+ * changes sent before them are done, concurrently with each other.
  */
 import { MayghError } from './errors.js'
 
@@ -51,11 +52,21 @@ export class Session {
   }
 
   /**
-   * Run `task` after every earlier queued task of this session.
+   * Run `task` after every earlier ordered task of this session; later tasks wait for it.
    * @param {() => Promise<void>} task must not reject
    */
   enqueue (task) {
     this.queue = this.queue.then(task)
+  }
+
+  /**
+   * Run `task` after every earlier ordered task, without holding up later ones:
+   * reads and relays see the peer's earlier joins and updates, but do not wait
+   * for each other.
+   * @param {() => Promise<void>} task must not reject
+   */
+  after (task) {
+    this.queue.then(task)
   }
 
   /** @param {object} message */

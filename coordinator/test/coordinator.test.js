@@ -21,6 +21,7 @@ describe('coordinator over WebSocket (memory store)', () => {
     assert.equal(welcome.type, 'welcome')
     assert.match(welcome.id, /^[A-Za-z0-9_-]{22}$/)
     assert.deepEqual(welcome.iceServers, [{ urls: coordinator.stunUrl }])
+    assert.equal(welcome.holding, 1)
     assert.match(coordinator.stunUrl, /^stun:127\.0\.0\.1:\d+$/)
     assert.deepEqual(welcome.limits, { maxMessageBytes: 4096, maxAssetsPerPeer: 10, maxAssetsPerMessage: 5 })
     await client.close()
@@ -38,6 +39,20 @@ describe('coordinator over WebSocket (memory store)', () => {
     assert.deepEqual((await a.request({ type: 'update', remove: [h('x')] })).holding, 0)
     assert.deepEqual((await b.request({ type: 'lookup', hash: h('x') })).peers, [])
     await Promise.all([a.close(), b.close()])
+  })
+
+  test('messages sent before the welcome arrives are handled after the join', async () => {
+    const holder = await TestClient.open(coordinator.url)
+    const { id: holderId } = await holder.join([h('early')])
+    const eager = await TestClient.open(coordinator.url)
+    const [welcome, found] = await Promise.all([
+      eager.request({ type: 'join' }),
+      eager.request({ type: 'lookup', hash: h('early') }),
+      eager.request({ type: 'update', add: [h('e1')] })
+    ])
+    assert.equal(welcome.type, 'welcome')
+    assert.deepEqual(found.peers, [holderId])
+    await Promise.all([holder.close(), eager.close()])
   })
 
   test('lookup prefers connected peers, then the least recently chosen', async () => {
@@ -159,6 +174,11 @@ describe('coordinator limits and liveness', () => {
       const codes = []
       for (let i = 0; i < 10; i++) codes.push((await client.next()).code)
       assert.equal(codes.filter((c) => c === 'MGH_ERR_RATE_LIMITED').length, 5)
+      // A refused request still gets its ref back, so the client need not wait out a timeout.
+      for (let i = 0; i < 5; i++) client.sendRaw(JSON.stringify({ type: 'join', ref: 100 + i }))
+      const refused = []
+      for (let i = 0; i < 5; i++) refused.push(await client.next())
+      assert.ok(refused.some((m) => m.code === 'MGH_ERR_RATE_LIMITED' && m.ref >= 100), JSON.stringify(refused))
       await new Promise((resolve) => setTimeout(resolve, 300))
       assert.equal((await client.join()).type, 'welcome')
       await client.close()

@@ -23,3 +23,6 @@ import { connect } from './connect.js'
 
 /** @type {Readonly<Record<string, Handler>>} */
 export const HANDLERS = Object.freeze({ join, update, lookup, connect })
+
+/** Types that change the peer's state: handled one at a time, in order, per peer. */
+export const ORDERED_TYPES = Object.freeze(new Set(['join', 'update']))

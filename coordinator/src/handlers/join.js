@@ -18,6 +18,7 @@ export async function join (message, { session, store, config, shard, sessions, 
     type: 'welcome',
     id,
     iceServers,
+    holding: have.length,
     limits: {
       maxMessageBytes: config.maxMessageBytes,
       maxAssetsPerPeer: config.maxAssetsPerPeer,
