@@ -16,7 +16,7 @@ export const DEFAULTS = Object.freeze({
   stunPort: 3478,
   /** ICE servers handed to peers in `welcome`; null = this coordinator's own STUN server */
   iceServers: /** @type {RTCIceServerLike[] | null} */ (null),
-  /** Redis (or Redis Cluster seed) URL; null = the in-process store */
+  /** Redis URL (`redis://`, `rediss://`, or `redis+cluster://host:port,…` for a Cluster); null = the in-process store */
   redisUrl: /** @type {string | null} */ (null),
   /** this coordinator's id among its shards; random when null */
   shardId: /** @type {string | null} */ (null),
@@ -77,8 +77,8 @@ export function resolveConfig (options = {}) {
     }
   }
   if (typeof config.host !== 'string' || config.host === '') throw new TypeError('option "host" must be a non-empty string')
-  if (config.redisUrl !== null && !/^rediss?:\/\//.test(String(config.redisUrl))) {
-    throw new TypeError('option "redisUrl" must be a redis:// or rediss:// URL')
+  if (config.redisUrl !== null && !/^(rediss?|redis\+cluster):\/\/./.test(String(config.redisUrl))) {
+    throw new TypeError('option "redisUrl" must be a redis://, rediss:// or redis+cluster://host:port,… URL')
   }
   if (config.hardMaxMessageBytes < config.maxMessageBytes) {
     throw new TypeError('option "hardMaxMessageBytes" must be at least "maxMessageBytes"')

@@ -2,18 +2,20 @@
  * Redis store: the client map and content-location map shared by every
  * coordinator shard, and Redis pub/sub as the bus between shards.
  *
- * Keys (hash tags keep a peer's two keys in one Cluster slot):
+ * Works on one Redis (`redis://…`) and on Redis Cluster (`redis+cluster://host:port,…`,
+ * any subset of the nodes). Keys (hash tags keep keys used together in one slot):
  *   mgh:p:{<peer>}     HASH  s = shard, j = joinedAt, c = lastChosen   (expires unless touched)
  *   mgh:p:{<peer>}:a   SET   hashes the peer holds                       (expires with it)
  *   mgh:h:{<hash>}     SET   ids of the peers holding the asset
- *   mgh:n:peers, mgh:n:holdings   counters for /stats
+ *   mgh:{n}:peers, mgh:{n}:holdings   counters for /stats
  *   mgh:bus:<shard>    pub/sub channel of one coordinator
  *
  * Peer records expire `peerTtlMs` after the last touch, so a coordinator that
  * dies without cleaning up leaves nothing that lookups hand out for long:
  * `sampleHolders` checks every candidate's record and drops the dead ones.
- * Every operation is one pipelined round trip (removal of a peer whose assets
- * are unknown, and a lookup, take two).
+ * Every operation is one batch of commands sent together: a pipeline on one
+ * Redis, auto-pipelined per node on a Cluster (one round trip to each node the
+ * keys live on). Removing a peer whose assets are unknown, and a lookup, take two.
  */
 import Redis from 'ioredis'
 
@@ -23,8 +25,8 @@ const PREFIX = 'mgh:'
 const peerKey = (/** @type {string} */ id) => `${PREFIX}p:{${id}}`
 const assetsKey = (/** @type {string} */ id) => `${PREFIX}p:{${id}}:a`
 const holdersKey = (/** @type {string} */ hash) => `${PREFIX}h:{${hash}}`
-const PEERS_COUNT = `${PREFIX}n:peers`
-const HOLDINGS_COUNT = `${PREFIX}n:holdings`
+const PEERS_COUNT = `${PREFIX}{n}:peers`
+const HOLDINGS_COUNT = `${PREFIX}{n}:holdings`
 const busChannel = (/** @type {string} */ shard) => `${PREFIX}bus:${shard}`
 /** touches per pipeline, so one huge shard does not build one huge command buffer */
 const TOUCH_CHUNK = 1000
@@ -42,14 +44,47 @@ export function redisRetryDelay (times) {
   return Math.round(capped / 2 + Math.random() * capped / 2)
 }
 
+/**
+ * Cluster seed nodes from a `redis+cluster://[user:pass@]host:port,host:port` URL, or null for a plain URL.
+ * @param {string} url
+ * @returns {{ nodes: { host: string, port: number }[], username?: string, password?: string } | null}
+ */
+export function parseClusterUrl (url) {
+  const match = /^redis\+cluster:\/\/(?:([^:@]*)(?::([^@]*))?@)?([^/?#]+)\/?$/.exec(url)
+  if (match === null) return null
+  const nodes = match[3].split(',').map((address) => {
+    const at = address.lastIndexOf(':')
+    const port = Number(address.slice(at + 1))
+    if (at <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) throw new TypeError(`bad cluster node "${address}" in ${url}`)
+    return { host: address.slice(0, at).replace(/^\[|\]$/g, ''), port }
+  })
+  return {
+    nodes,
+    ...(match[1] ? { username: decodeURIComponent(match[1]) } : {}),
+    ...(match[2] ? { password: decodeURIComponent(match[2]) } : {})
+  }
+}
+
+/** @typedef {[string, ...(string | number)[]]} Command */
+
 /** @implements {Store} */
 export class RedisStore {
   /**
    * @param {{ url: string, peerTtlMs: number }} options
    */
   constructor ({ url, peerTtlMs }) {
-    /** @type {import('ioredis').Redis} */
-    this.redis = new Redis(url, { retryStrategy: redisRetryDelay, lazyConnect: true })
+    const cluster = parseClusterUrl(url)
+    this.cluster = cluster !== null
+    /** @type {import('ioredis').Redis | import('ioredis').Cluster} */
+    this.redis = cluster === null
+      ? new Redis(url, { retryStrategy: redisRetryDelay, lazyConnect: true })
+      : new Redis.Cluster(cluster.nodes, {
+        lazyConnect: true,
+        // Commands issued in one tick go out together, grouped by node.
+        enableAutoPipelining: true,
+        clusterRetryStrategy: redisRetryDelay,
+        redisOptions: { username: cluster.username, password: cluster.password }
+      })
     this.redis.defineCommand('mghMarkChosen', { numberOfKeys: 1, lua: MARK_CHOSEN_LUA })
     /** @type {import('ioredis').Redis | null} */
     this.subscriber = null
@@ -67,60 +102,63 @@ export class RedisStore {
 
   /** @type {Store['addPeer']} */
   async addPeer (id, { shard, joinedAt }, assets) {
-    const p = this.redis.pipeline()
-      .del(peerKey(id), assetsKey(id))
-      .hset(peerKey(id), 's', shard, 'j', joinedAt, 'c', 0)
-      .pexpire(peerKey(id), this.peerTtlMs)
-      .incr(PEERS_COUNT)
+    /** @type {Command[]} */
+    const batch = [
+      ['del', peerKey(id), assetsKey(id)],
+      ['hset', peerKey(id), 's', shard, 'j', joinedAt, 'c', 0],
+      ['pexpire', peerKey(id), this.peerTtlMs],
+      ['incr', PEERS_COUNT]
+    ]
     if (assets.length > 0) {
-      p.sadd(assetsKey(id), ...assets).pexpire(assetsKey(id), this.peerTtlMs).incrby(HOLDINGS_COUNT, assets.length)
-      for (const hash of assets) p.sadd(holdersKey(hash), id)
+      batch.push(['sadd', assetsKey(id), ...assets], ['pexpire', assetsKey(id), this.peerTtlMs], ['incrby', HOLDINGS_COUNT, assets.length])
+      for (const hash of assets) batch.push(['sadd', holdersKey(hash), id])
     }
-    await this.#exec(p)
+    await this.#exec(batch)
   }
 
   /** @type {Store['updatePeer']} */
   async updatePeer (id, added, removed) {
     if (added.length === 0 && removed.length === 0) return
-    const p = this.redis.pipeline()
-    if (removed.length > 0) p.srem(assetsKey(id), ...removed)
-    if (added.length > 0) p.sadd(assetsKey(id), ...added).pexpire(assetsKey(id), this.peerTtlMs)
-    for (const hash of removed) p.srem(holdersKey(hash), id)
-    for (const hash of added) p.sadd(holdersKey(hash), id)
-    p.incrby(HOLDINGS_COUNT, added.length - removed.length)
-    await this.#exec(p)
+    /** @type {Command[]} */
+    const batch = []
+    if (removed.length > 0) batch.push(['srem', assetsKey(id), ...removed])
+    if (added.length > 0) batch.push(['sadd', assetsKey(id), ...added], ['pexpire', assetsKey(id), this.peerTtlMs])
+    for (const hash of removed) batch.push(['srem', holdersKey(hash), id])
+    for (const hash of added) batch.push(['sadd', holdersKey(hash), id])
+    batch.push(['incrby', HOLDINGS_COUNT, added.length - removed.length])
+    await this.#exec(batch)
   }
 
   /** @type {Store['removePeer']} */
   async removePeer (id, assets) {
-    const held = assets ?? /** @type {string[]} */ (await this.#counted(this.redis.smembers(assetsKey(id))))
+    const held = assets ?? /** @type {string[]} */ ((await this.#exec([['smembers', assetsKey(id)]]))[0])
     // The peer record goes first: from then on no lookup returns this peer, even
     // before its holder entries are gone.
-    const p = this.redis.pipeline().del(peerKey(id)).del(assetsKey(id))
-    for (const hash of held) p.srem(holdersKey(hash), id)
-    const results = await this.#exec(p)
+    /** @type {Command[]} */
+    const batch = [['del', peerKey(id)], ['del', assetsKey(id)]]
+    for (const hash of held) batch.push(['srem', holdersKey(hash), id])
+    const results = await this.#exec(batch)
     if (results[0] === 1) {
       const removedHoldings = results.slice(2).reduce((n, r) => n + Number(r), 0)
-      await this.#exec(this.redis.pipeline().decr(PEERS_COUNT).decrby(HOLDINGS_COUNT, removedHoldings))
+      await this.#exec([['decr', PEERS_COUNT], ['decrby', HOLDINGS_COUNT, removedHoldings]])
     }
   }
 
   /** @type {Store['touchPeers']} */
   async touchPeers (ids) {
     for (let i = 0; i < ids.length; i += TOUCH_CHUNK) {
-      const p = this.redis.pipeline()
-      for (const id of ids.slice(i, i + TOUCH_CHUNK)) p.pexpire(peerKey(id), this.peerTtlMs).pexpire(assetsKey(id), this.peerTtlMs)
-      await this.#exec(p)
+      await this.#exec(ids.slice(i, i + TOUCH_CHUNK).flatMap((id) => /** @type {Command[]} */ ([
+        ['pexpire', peerKey(id), this.peerTtlMs],
+        ['pexpire', assetsKey(id), this.peerTtlMs]
+      ])))
     }
   }
 
   /** @type {Store['sampleHolders']} */
   async sampleHolders (hash, limit) {
-    const ids = /** @type {string[]} */ (await this.#counted(this.redis.srandmember(holdersKey(hash), limit)))
+    const [ids] = /** @type {[string[]]} */ (await this.#exec([['srandmember', holdersKey(hash), limit]]))
     if (ids.length === 0) return []
-    const p = this.redis.pipeline()
-    for (const id of ids) p.hget(peerKey(id), 'c')
-    const chosenAt = await this.#exec(p)
+    const chosenAt = await this.#exec(ids.map((id) => ['hget', peerKey(id), 'c']))
     /** @type {import('./store.js').Holder[]} */
     const live = []
     const dead = []
@@ -136,26 +174,24 @@ export class RedisStore {
   /** @type {Store['markChosen']} */
   async markChosen (ids, at) {
     if (ids.length === 0) return
-    const p = this.redis.pipeline()
-    for (const id of ids) /** @type {any} */ (p).mghMarkChosen(peerKey(id), at)
-    await this.#exec(p)
+    await this.#exec(ids.map((id) => ['mghMarkChosen', peerKey(id), at]))
   }
 
   /** @type {Store['getPeer']} */
   async getPeer (id) {
-    const [record, assets] = await this.#exec(this.redis.pipeline().hgetall(peerKey(id)).smembers(assetsKey(id)))
+    const [record, assets] = await this.#exec([['hgetall', peerKey(id)], ['smembers', assetsKey(id)]])
     if (record === null || record.s === undefined) return null
     return { id, shard: record.s, joinedAt: Number(record.j), lastChosen: Number(record.c), assets }
   }
 
   /** @type {Store['shardOf']} */
   async shardOf (id) {
-    return this.#counted(this.redis.hget(peerKey(id), 's'))
+    return (await this.#exec([['hget', peerKey(id), 's']]))[0]
   }
 
   /** @type {Store['publish']} */
   async publish (shard, message) {
-    await this.#counted(this.redis.publish(busChannel(shard), JSON.stringify(message)))
+    await this.#exec([['publish', busChannel(shard), JSON.stringify(message)]])
   }
 
   /** @type {Store['subscribe']} */
@@ -188,7 +224,7 @@ export class RedisStore {
 
   /** @type {Store['stats']} */
   async stats () {
-    const [peers, holdings] = await this.#counted(this.redis.mget(PEERS_COUNT, HOLDINGS_COUNT))
+    const [[peers, holdings]] = await this.#exec([['mget', PEERS_COUNT, HOLDINGS_COUNT]])
     return { peers: Number(peers ?? 0), holdings: Number(holdings ?? 0) }
   }
 
@@ -199,24 +235,22 @@ export class RedisStore {
   }
 
   /**
-   * Run a pipeline as one round trip; the first failed command rejects.
-   * @param {import('ioredis').ChainableCommander} pipeline
+   * Send a batch of commands together: one pipeline on a single Redis; on a
+   * Cluster, auto-pipelining groups them into one write per node. The first
+   * failed command rejects, after all have settled.
+   * @param {Command[]} commands
    * @returns {Promise<any[]>} each command's result
    */
-  async #exec (pipeline) {
+  async #exec (commands) {
     this.roundTrips++
-    const results = /** @type {[Error | null, any][]} */ (await pipeline.exec())
+    if (this.cluster) {
+      const redis = /** @type {any} */ (this.redis)
+      const settled = await Promise.allSettled(commands.map(([name, ...args]) => redis[name](...args)))
+      for (const r of settled) if (r.status === 'rejected') throw r.reason
+      return settled.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value)
+    }
+    const results = /** @type {[Error | null, any][]} */ (await this.redis.pipeline(commands).exec())
     for (const [err] of results) if (err) throw err
     return results.map((r) => r[1])
-  }
-
-  /**
-   * @template T
-   * @param {Promise<T>} command a single command: one round trip
-   * @returns {Promise<T>}
-   */
-  #counted (command) {
-    this.roundTrips++
-    return command
   }
 }

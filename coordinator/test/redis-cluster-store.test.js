@@ -1,0 +1,80 @@
+/**
+ * The store contract, and two coordinator shards, on a real 6-node Redis Cluster.
+ */
+import { after, before, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import Redis from 'ioredis'
+import { RedisStore, parseClusterUrl } from '../src/store/redis-store.js'
+import { startCoordinator } from '../src/server.js'
+import { startRedisCluster } from '../../test/support/redis-cluster.js'
+import { storeContract, h, waitFor } from './store-contract.js'
+import { TestClient } from './test-client.js'
+
+/** @type {Awaited<ReturnType<typeof startRedisCluster>>} */
+let cluster
+/** @type {import('ioredis').Cluster} */
+let admin
+
+before(async () => {
+  cluster = await startRedisCluster()
+  admin = new Redis.Cluster(cluster.nodes)
+  // Until it has read the slot map, admin.nodes('master') lists startup nodes that it then drops.
+  await once(admin, 'ready')
+})
+after(async () => {
+  await admin.quit()
+  await cluster.close()
+})
+
+async function freshStore () {
+  await Promise.all(admin.nodes('master').map((node) => node.flushall()))
+  const store = new RedisStore({ url: cluster.url, peerTtlMs: 60000 })
+  await store.connect()
+  return store
+}
+
+storeContract('RedisStore on a Cluster', freshStore)
+
+test('cluster URLs parse, with credentials and IPv6', () => {
+  assert.equal(parseClusterUrl('redis://127.0.0.1:6379'), null)
+  assert.deepEqual(parseClusterUrl('redis+cluster://a:1,b:2'), { nodes: [{ host: 'a', port: 1 }, { host: 'b', port: 2 }] })
+  assert.deepEqual(parseClusterUrl('redis+cluster://u:p%40ss@[::1]:7000'), { nodes: [{ host: '::1', port: 7000 }], username: 'u', password: 'p@ss' })
+  assert.throws(() => parseClusterUrl('redis+cluster://nohost'), TypeError)
+})
+
+test('an update of 50 assets spread over every master is one batch', async () => {
+  const store = await freshStore()
+  try {
+    await store.addPeer('p1', { shard: 's', joinedAt: 1 }, [])
+    const before = store.roundTrips
+    await store.updatePeer('p1', Array.from({ length: 50 }, (_, i) => h(`asset${i}`)), [])
+    assert.equal(store.roundTrips - before, 1)
+    for (let i = 0; i < 50; i += 7) assert.deepEqual((await store.sampleHolders(h(`asset${i}`), 5)).map((x) => x.id), ['p1'])
+  } finally {
+    await store.close()
+  }
+})
+
+test('two coordinator shards on the Cluster find and signal each other', async () => {
+  await Promise.all(admin.nodes('master').map((node) => node.flushall()))
+  const shards = [
+    await startCoordinator({ port: 0, stunPort: 0, shardId: 'one', redisUrl: cluster.url }),
+    await startCoordinator({ port: 0, stunPort: 0, shardId: 'two', redisUrl: cluster.url })
+  ]
+  try {
+    const a = await TestClient.open(shards[0].url)
+    const b = await TestClient.open(shards[1].url)
+    const { id: idA } = await a.join([h('c1'), h('c2'), h('c3')])
+    const { id: idB } = await b.join()
+    assert.deepEqual((await b.request({ type: 'lookup', hash: h('c2') })).peers, [idA])
+    b.sendRaw(JSON.stringify({ type: 'connect', to: idA, signal: { cid: 'k', sdp: { type: 'offer', sdp: 'o' } } }))
+    assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'k', sdp: { type: 'offer', sdp: 'o' } } })
+    await a.close()
+    await waitFor(() => !shards[0].sessions.has(idA))
+    assert.deepEqual((await b.request({ type: 'lookup', hash: h('c2') })).peers, [])
+    await b.close()
+  } finally {
+    await Promise.all(shards.map((s) => s.close()))
+  }
+})
