@@ -28,3 +28,18 @@ test('default count and an empty candidate list', () => {
   assert.equal(selectHolders(['a', 'b', 'c', 'd', 'e'], { asker: 'me', lastChosen: () => 0 }).length, POLICY_DEFAULTS.maxHolders)
   assert.deepEqual(selectHolders([], { asker: 'me', lastChosen: () => 0 }), [])
 })
+
+test('accept is asked only about candidates that could be chosen, with the same result', () => {
+  const last = [50, 10, 40, 20, 30, 60, 5]
+  const ids = [0, 1, 2, 3, 4, 5, 6]
+  const asked = []
+  const picked = selectHolders(ids, { asker: -1, count: 2, lastChosen: (id) => last[id], accept: (id) => { asked.push(id); return id !== 1 } })
+  // Filtering first would give the same two: the least recently chosen accepted ones.
+  const expected = ids.filter((id) => id !== 1).sort((a, b) => last[a] - last[b]).slice(0, 2)
+  assert.deepEqual(picked, expected)
+  assert.ok(!asked.includes(5), 'never asked about a candidate ranked below the chosen')
+})
+
+test('a count below one chooses nobody', () => {
+  assert.deepEqual(selectHolders(['a'], { asker: 'me', count: 0, lastChosen: () => 0 }), [])
+})

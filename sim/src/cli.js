@@ -1,0 +1,231 @@
+/**
+ * The command line: `maygh-sim --trace FILE …` or `maygh-sim --synthetic etsy …`.
+ * Flags are parsed here and nowhere else; bad flags and inputs print
+ * `maygh-sim: CODE: message` on stderr and exit with status 2. `--json` prints
+ * exactly one JSON object on stdout; progress and notes go to stderr.
+ */
+import { parseArgs } from 'node:util'
+import { SIM_DEFAULTS, SIM_OPTION_SPECS, parseNumber, resolveConfig } from './config.js'
+import { SimError } from './errors.js'
+import { formatBytes, formatCount, formatPercent, formatRate, textTable } from './format.js'
+import { ProgressBar } from './progress.js'
+import { writeReport } from './report-html.js'
+import { runSimulation, toReport } from './run.js'
+import { parseSweep, runSweep } from './sweep.js'
+import { ETSY_DEFAULTS } from './etsy-params.js'
+
+/**
+ * @param {string} key camelCase
+ * @returns {string} kebab-case
+ */
+const kebab = (key) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
+
+/** generator parameters settable by flag (the seed is the model's --seed) */
+const GENERATOR_FLAGS = Object.keys(ETSY_DEFAULTS).filter((k) => k !== 'seed').map((key) => ({ key, flag: kebab(key) }))
+
+/** Flags besides the model's and the generator's, with their help text. */
+const GENERAL = /** @type {const} */ ([
+  ['trace', 'FILE', 'access log to replay: CLF/Combined, EPA or CSV; plain, .gz or .zip'],
+  ['format', 'auto', 'trace format: auto, clf, epa or csv'],
+  ['synthetic', 'etsy', 'generate an Etsy-like trace instead of reading one'],
+  ['json', '', 'print one JSON object on stdout instead of the summary'],
+  ['report', 'FILE', 'also write an HTML report (tables and charts; opens offline)'],
+  ['sweep', 'NAME=V1,V2,…', 'replay once per value of a model option and tabulate savings (repeatable)'],
+  ['no-progress', '', 'never draw the progress bar'],
+  ['help', '', 'show this help']
+])
+
+const MODEL_HELP = /** @type {Record<string, string>} */ ({
+  adoption: 'fraction of clients running Maygh',
+  pluginAdoption: 'adoption of the plug-in baseline replayed beside the run (0 = skip)',
+  quotaBytes: "each browser's store quota, bytes (k/m/g suffixes)",
+  linger: 'seconds a client stays online after its session\'s last request',
+  sessionGap: 'a longer pause (seconds) between a client\'s requests ends its session',
+  failRate: 'probability a new peer connection fails',
+  setupTime: 'seconds to open a peer connection (the holder must stay online)',
+  uploadRate: 'upload cap per client, bytes/s (inf = none)',
+  uploadBurst: 'upload burst per client above the rate, bytes',
+  maxHolders: 'holders a lookup returns',
+  candidateSample: 'holders sampled per lookup before ranking',
+  assets: "regex of URLs Maygh serves ('' = every successful GET)",
+  seed: 'seed of all random choices'
+})
+
+/** @returns {string} the --help text */
+export function helpText () {
+  const rows = [
+    ...GENERAL.map(([flag, arg, text]) => [`--${flag}${arg ? ` ${arg}` : ''}`, text]),
+    ['', ''],
+    ['model options', '(default)'],
+    ...Object.entries(SIM_OPTION_SPECS).map(([key, spec]) => [`--${spec.flag}`, `${MODEL_HELP[key]} (${showDefault(/** @type {any} */ (SIM_DEFAULTS)[key])})`]),
+    ['', ''],
+    ['generator (--synthetic etsy)', '(default; docs/simulator.md explains each)'],
+    ...GENERATOR_FLAGS.map(({ key, flag }) => [`--${flag}`, showDefault(/** @type {any} */ (ETSY_DEFAULTS)[key])])
+  ]
+  const width = Math.max(...rows.map((r) => r[0].length))
+  return [
+    'usage: maygh-sim --trace FILE [--format clf|epa|csv] [options]',
+    '       maygh-sim --synthetic etsy [--days 7] [--requests N] [--seed N] [options]',
+    '',
+    ...rows.map(([a, b]) => (a ? `  ${a.padEnd(width)}  ${b}` : '')),
+    ''
+  ].join('\n')
+}
+
+/**
+ * @param {unknown} v
+ * @returns {string}
+ */
+function showDefault (v) {
+  return v === '' ? "''" : v === Infinity ? 'inf' : String(v)
+}
+
+/**
+ * Parses argv into a source, a config and output options. Throws SimError.
+ * @param {string[]} argv
+ */
+export function parseCli (argv) {
+  /** @type {Record<string, { type: 'string' | 'boolean', multiple?: boolean }>} */
+  const options = {
+    trace: { type: 'string' },
+    format: { type: 'string' },
+    synthetic: { type: 'string' },
+    json: { type: 'boolean' },
+    report: { type: 'string' },
+    sweep: { type: 'string', multiple: true },
+    'no-progress': { type: 'boolean' },
+    help: { type: 'boolean' }
+  }
+  for (const spec of Object.values(SIM_OPTION_SPECS)) options[spec.flag] = { type: 'string' }
+  for (const { flag } of GENERATOR_FLAGS) options[flag] = { type: 'string' }
+  let values
+  try {
+    ({ values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false }))
+  } catch (err) {
+    throw new SimError('MGH_SIM_ERR_BAD_FLAG', /** @type {Error} */ (err).message)
+  }
+  const v = /** @type {Record<string, any>} */ (values)
+  if (v.help) return { help: true }
+  if ((v.trace === undefined) === (v.synthetic === undefined)) throw new SimError('MGH_SIM_ERR_NO_INPUT', v.trace !== undefined ? 'both given' : undefined)
+  if (v.synthetic !== undefined && v.synthetic !== 'etsy') throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--synthetic ${v.synthetic}: only "etsy" exists`)
+  if (v.format !== undefined && !['auto', 'clf', 'epa', 'csv'].includes(v.format)) throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--format ${v.format} is not one of auto, clf, epa, csv`)
+  if (v.trace === '' || v.report === '') throw new SimError('MGH_SIM_ERR_BAD_VALUE', 'an empty file name')
+  /** @type {Record<string, unknown>} */
+  const overrides = {}
+  for (const [key, spec] of Object.entries(SIM_OPTION_SPECS)) {
+    const text = v[spec.flag]
+    if (text === undefined) continue
+    overrides[key] = spec.kind === 'regex' ? text : parseNumber(spec.flag, text, spec.kind)
+  }
+  const config = resolveConfig(overrides)
+  /** @type {Record<string, number>} */
+  const generator = {}
+  for (const { key, flag } of GENERATOR_FLAGS) {
+    if (v[flag] === undefined) continue
+    if (v.synthetic === undefined) throw new SimError('MGH_SIM_ERR_BAD_FLAG', `--${flag} applies only with --synthetic`)
+    generator[key] = parseNumber(flag, v[flag], /size|tail-min/.test(flag) ? 'bytes' : 'number')
+  }
+  const source = v.trace !== undefined
+    ? { trace: /** @type {string} */ (v.trace), format: v.format ?? 'auto' }
+    : { synthetic: /** @type {'etsy'} */ ('etsy'), generator: { ...generator, seed: config.seed } }
+  const sweeps = (v.sweep ?? []).map(parseSweep)
+  return { help: false, source, config, sweeps, json: v.json === true, report: v.report, progress: v['no-progress'] !== true }
+}
+
+/**
+ * The human summary printed without --json.
+ * @param {Record<string, any>} r
+ * @returns {string}
+ */
+export function summaryText (r) {
+  const input = r.input
+  const what = input.kind === 'trace'
+    ? `${input.file} (${input.format}${input.compression !== 'none' ? `, ${input.compression}` : ''}): ${formatCount(input.lines)} lines, ${formatCount(input.badLines)} bad`
+    : `synthetic Etsy-like trace, ${input.params.days} days, seed ${input.params.seed}`
+  const share = (/** @type {number} */ x) => formatPercent(r.bytes > 0 ? x / r.bytes : 0)
+  const out = [
+    `maygh-sim: ${what}`,
+    `${formatCount(r.requests)} requests from ${formatCount(r.clients)} clients for ${formatCount(r.objects)} objects over ${(r.traceSeconds / 86400).toFixed(2)} days`,
+    '',
+    textTable(['', 'requests', 'bytes', 'share'], [
+      ['total (origin, per the log)', formatCount(r.requests), formatBytes(r.bytes), '100.0%'],
+      ['origin with Maygh', formatCount(r.originRequests), formatBytes(r.originBytes), share(r.originBytes)],
+      ['peers', formatCount(r.peerRequests), formatBytes(r.peerBytes), share(r.peerBytes)],
+      ['own store', formatCount(r.cacheRequests), formatBytes(r.cacheBytes), share(r.cacheBytes)]
+    ]),
+    '',
+    `savings ${formatPercent(r.savings)} (peers ${formatPercent(r.peerSavings)}, own store ${formatPercent(r.cacheSavings)}); ` +
+      `oracle bound ${formatPercent(r.oracleSavings)}` +
+      (r.plugin ? `; plug-in baseline at ${formatPercent(r.plugin.adoption, 0)} adoption ${formatPercent(r.pluginSavings)}` : ''),
+    `upload: max ${formatBytes(r.fairness.maxBytes)}, p99 ${formatBytes(r.fairness.p99Bytes)}, Gini ${r.fairness.gini.toFixed(2)}; ` +
+      `connections: ${formatCount(r.connections.attempts)} new, ${formatCount(r.connections.failures)} failed, ${formatCount(r.connections.reused)} reused`,
+    `coordinator: lookups ${formatRate(r.coordinator.lookupsPerSecond.mean)}/s mean, ${formatCount(r.coordinator.lookupsPerSecond.peak)}/s peak; ` +
+      `updates ${formatRate(r.coordinator.updatesPerSecond.mean)}/s mean, ${formatCount(r.coordinator.updatesPerSecond.peak)}/s peak; ` +
+      `joins ${formatCount(r.coordinator.joinsPerSecond.peak)}/s peak`
+  ]
+  if (input.badExamples?.length) {
+    out.push(`bad lines (first ${input.badExamples.length}):`)
+    for (const b of input.badExamples) out.push(`  line ${b.line}: ${b.text}`)
+  }
+  for (const s of r.sweeps) {
+    out.push('', `sweep of ${s.param}:`, textTable([s.param, 'savings', 'peers', 'own store', 'oracle'],
+      s.rows.map((/** @type {any} */ row) => [showDefault(row.value), formatPercent(row.savings), formatPercent(row.peerSavings), formatPercent(row.cacheSavings), formatPercent(row.oracleSavings)])))
+  }
+  out.push('', `replayed in ${r.elapsedSeconds.toFixed(1)} s (${formatCount(r.requestsPerSecond)} requests/s)`)
+  return out.join('\n') + '\n'
+}
+
+/**
+ * JSON with Infinity spelled out (JSON has no number for it).
+ * @param {unknown} value
+ * @returns {string}
+ */
+export function toJson (value) {
+  return JSON.stringify(value, (_k, v) => (v === Infinity ? 'Infinity' : v))
+}
+
+/**
+ * Runs the CLI.
+ * @param {string[]} argv arguments after the program name
+ * @param {{ stdout?: NodeJS.WritableStream, stderr?: NodeJS.WriteStream }} [io]
+ * @returns {Promise<number>} exit status
+ */
+export async function main (argv, io = {}) {
+  const stdout = io.stdout ?? process.stdout
+  const stderr = io.stderr ?? process.stderr
+  /** @type {ProgressBar | null} */
+  let bar = null
+  try {
+    const cli = parseCli(argv)
+    if (cli.help) {
+      stdout.write(helpText())
+      return 0
+    }
+    const { source, config, sweeps } = /** @type {Required<typeof cli>} */ (cli)
+    bar = new ProgressBar(stderr, { enabled: cli.progress })
+    const onProgress = bar.update.bind(bar)
+    const run = await runSimulation(source, config, { onProgress })
+    const sweepResults = []
+    for (const spec of sweeps) {
+      sweepResults.push(await runSweep(source, config, spec, {
+        onProgress,
+        onRun: (value) => { if (bar) bar.label = `${spec.flag}=${showDefault(value)}` }
+      }))
+    }
+    bar.done()
+    const report = toReport(run, config, sweepResults)
+    if (cli.report) await writeReport(cli.report, report)
+    if (cli.json) stdout.write(toJson(report) + '\n')
+    else stdout.write(summaryText(report))
+    if (cli.report && !cli.json) stderr.write(`report written to ${cli.report}\n`)
+    return 0
+  } catch (err) {
+    bar?.done()
+    if (err instanceof SimError) {
+      stderr.write(`maygh-sim: ${err.code}: ${err.message}\n`)
+      return 2
+    }
+    stderr.write(`maygh-sim: internal error: ${/** @type {Error} */ (err)?.stack ?? err}\n`)
+    return 1
+  }
+}

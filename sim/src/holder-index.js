@@ -1,0 +1,76 @@
+/**
+ * The coordinator's content-location index, as the simulator keeps it: per
+ * object, a list of holders with swap-removal, like the coordinator's memory
+ * store. A record is (client, session): the client listed the object in that
+ * session. When a session starts the client lists all it holds again; a
+ * record whose client is offline, or from an earlier session, is stale.
+ * The coordinator drops a peer's records when it disconnects; here stale
+ * records are dropped lazily, when a lookup meets them, which gives the same
+ * lookups without touching every holding of every leaving client.
+ */
+import { SlabLists } from './slab-lists.js'
+
+/** Holders of every object. */
+export class HolderIndex {
+  constructor () {
+    /** per object: records [client, session] */
+    this.lists = new SlabLists(2)
+  }
+
+  /** @param {number} n objects to make room for */
+  ensureObjects (n) {
+    this.lists.ensureOwners(n)
+  }
+
+  /**
+   * @param {number} o
+   * @returns {number} records listed for `o`, stale or not
+   */
+  count (o) {
+    return this.lists.length(o)
+  }
+
+  /** @returns {number} records over all objects */
+  get listed () {
+    return this.lists.total
+  }
+
+  /**
+   * @param {number} o
+   * @param {number} client
+   * @param {number} session
+   */
+  add (o, client, session) {
+    const lists = this.lists
+    const pos = lists.push(o, client)
+    lists.pool[lists.base(o) + pos * 2 + 1] = session
+  }
+
+  /**
+   * Drops the record at `pos` (the last record moves there).
+   * @param {number} o
+   * @param {number} pos
+   */
+  removeAt (o, pos) {
+    this.lists.removeAt(o, pos)
+  }
+
+  /**
+   * Drops the record (client, session) of `o`, if listed (an eviction).
+   * @param {number} o
+   * @param {number} client
+   * @param {number} session
+   */
+  remove (o, client, session) {
+    const lists = this.lists
+    const pool = lists.pool
+    const base = lists.base(o)
+    const n = lists.length(o)
+    for (let pos = 0; pos < n; pos++) {
+      if (pool[base + pos * 2] === client && pool[base + pos * 2 + 1] === session) {
+        lists.removeAt(o, pos)
+        return
+      }
+    }
+  }
+}

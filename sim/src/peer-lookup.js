@@ -1,0 +1,154 @@
+/**
+ * The coordinator's side of a lookup, and the client's tries, as the engine
+ * models them: the store's sample of holders, the shared policy module's
+ * ranking (`selectHolders`, imported from the coordinator, not reimplemented),
+ * the coordinator's `markChosen`, and the requester trying the returned
+ * holders in order. Functions of the engine's state, kept apart from the
+ * engine's bookkeeping.
+ */
+import { selectHolders } from '../../coordinator/src/policy/peer-selection.js'
+import { growTo } from './batch.js'
+import { CHOSEN, ONLINE, SESSION, TOKENS } from './engine-fields.js'
+
+/**
+ * The accessors `selectHolders` calls, bound to an engine. `isConnected` is
+ * swapped out (left undefined) for askers with no open channel.
+ * @param {import('./engine.js').Engine} e
+ */
+export function policyOptions (e) {
+  /** @type {(id: number) => boolean} */
+  const isConnected = (id) => connected(e, e.asker, id)
+  return {
+    asker: -1,
+    count: e.config.maxHolders,
+    lastChosen: (/** @type {number} */ id) => e.cs[id * 4 + CHOSEN],
+    /** @type {((id: number) => boolean) | undefined} */
+    isConnected,
+    connectedFn: isConnected,
+    accept: (/** @type {number} */ id) => accept(e, id)
+  }
+}
+
+/**
+ * The store's sample, as the coordinator's memory store takes it: up to
+ * `candidateSample` online holders of `o` read from a random offset of the
+ * object's list onwards (every holder reachable, O(sample) cost), copied to
+ * `e.candBuf`. Stale records met on the way (an offline client, or a session
+ * that ended) leave the index afterwards: the coordinator would already have
+ * dropped them.
+ * @param {import('./engine.js').Engine} e
+ * @param {number} t
+ * @param {number} o
+ * @returns {number} holders sampled
+ */
+export function sampleOnline (e, t, o) {
+  const lists = e.holders.lists
+  const pool = lists.pool
+  const cs = e.cs
+  const cand = e.candBuf
+  const want = e.candidateSample
+  const n = lists.length(o)
+  const base = lists.base(o)
+  let pos = n > want ? e.rng.int(n) : 0
+  let found = 0
+  let stale = 0
+  let wrapAt = -1
+  for (let seen = 0; seen < n && found < want; seen++) {
+    const p = pool[base + pos * 2]
+    if (cs[p * 4 + ONLINE] >= t && cs[p * 4 + SESSION] === pool[base + pos * 2 + 1]) {
+      cand[found++] = p
+    } else {
+      if (stale === e.staleBuf.length) e.staleBuf = growTo(e.staleBuf, stale + 1)
+      e.staleBuf[stale++] = pos
+    }
+    if (++pos === n) {
+      pos = 0
+      wrapAt = stale
+    }
+  }
+  // Drop stale records from the highest position down, so the record that
+  // fills each hole (the list's last) is never one still to be dropped. The
+  // positions were visited as one rising run, or two if the scan wrapped.
+  const holders = e.holders
+  const buf = e.staleBuf
+  if (wrapAt === -1) wrapAt = stale
+  for (let i = wrapAt - 1; i >= 0; i--) holders.removeAt(o, buf[i])
+  for (let i = stale - 1; i >= wrapAt; i--) holders.removeAt(o, buf[i])
+  return found
+}
+
+/**
+ * The coordinator's ranking of the sampled holders and the client's tries.
+ * @param {import('./engine.js').Engine} e
+ * @param {number} t
+ * @param {number} c the asker
+ * @param {number} size bytes wanted
+ * @param {number} k candidates in `e.candBuf`
+ * @returns {number} the peer that served, or -1
+ */
+export function lookup (e, t, c, size, k) {
+  e.asker = c
+  e.size = size
+  const options = e.policyOptions
+  options.asker = c
+  // an asker with no open channel is connected to nobody: spare the policy the question
+  options.isConnected = e.channels.count(c) > 0 ? options.connectedFn : undefined
+  const chosen = selectHolders(e.candViews[k], options)
+  if (chosen.length === 0) return -1
+  e.lookupHits++
+  // the coordinator marks the first holder it hands out (handlers/lookup.js: store.markChosen)
+  e.cs[chosen[0] * 4 + CHOSEN] = t
+  for (let i = 0; i < chosen.length; i++) {
+    const p = chosen[i]
+    if (connected(e, c, p)) {
+      e.reused++
+      return p
+    }
+    e.attempts++
+    if (e.failRate > 0 && e.rng.random() < e.failRate) {
+      e.failures++
+      continue
+    }
+    e.channels.open(c, p, e.cs[p * 4 + SESSION])
+    return p
+  }
+  return -1
+}
+
+/**
+ * Whether `c` has a live data channel to `p`: one it opened in its current
+ * session (older ones were closed), to `p`'s current session.
+ * @param {import('./engine.js').Engine} e
+ * @param {number} c
+ * @param {number} p
+ * @returns {boolean}
+ */
+export function connected (e, c, p) {
+  const session = e.channels.peerSession(c, p)
+  return session !== -1 && session === e.cs[p * 4 + SESSION]
+}
+
+/**
+ * The policy's `accept`: the holder is online (for the connection set-up
+ * too, if a new channel is needed) and under its upload cap.
+ * @param {import('./engine.js').Engine} e
+ * @param {number} p
+ * @returns {boolean}
+ */
+export function accept (e, p) {
+  const t = e.now
+  const cs = e.cs
+  const until = cs[p * 4 + ONLINE]
+  if (until < t) return false
+  if (e.setupTime > 0 && until < t + e.setupTime && !connected(e, e.asker, p)) {
+    e.setupRefusals++
+    return false
+  }
+  if (e.capped) {
+    const tok = Math.min(e.uploadBurst, cs[p * 4 + TOKENS] + (t - e.tokenAt[p]) * e.uploadRate)
+    cs[p * 4 + TOKENS] = tok
+    e.tokenAt[p] = t
+    if (tok < e.size) return false
+  }
+  return true
+}

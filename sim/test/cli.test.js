@@ -1,0 +1,144 @@
+// The command line as a user runs it: exit codes, one JSON object on stdout, coded errors, the report.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { SIM_OPTION_SPECS } from '../src/config.js'
+import { ProgressBar } from '../src/progress.js'
+import { ETSY_DEFAULTS } from '../src/etsy-params.js'
+
+const BIN = fileURLToPath(new URL('../bin/maygh-sim.js', import.meta.url))
+const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))
+const skipTraces = existsSync(EPA) ? false : `shared traces not found at ${EPA}`
+const SMALL = ['--synthetic', 'etsy', '--days', '1', '--requests', '20000']
+
+/**
+ * @param {string[]} args
+ * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
+ */
+function run (args) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? /** @type {any} */ (err).code : 0, stdout, stderr })
+    })
+  })
+}
+
+/** @type {string} */
+let dir
+before(async () => { dir = await mkdtemp(join(tmpdir(), 'maygh-sim-cli-')) })
+after(async () => { await rm(dir, { recursive: true, force: true }) })
+
+test('--json prints exactly one JSON object with the documented fields', async () => {
+  const { code, stdout, stderr } = await run([...SMALL, '--json'])
+  assert.equal(code, 0, stderr)
+  assert.equal(stdout.trim().split('\n').length, 1)
+  const r = JSON.parse(stdout)
+  for (const key of ['requests', 'bytes', 'originBytes', 'peerBytes', 'cacheBytes', 'savings', 'oracleSavings', 'pluginSavings']) {
+    assert.equal(typeof r[key], 'number', key)
+  }
+  assert.equal(r.originBytes + r.peerBytes + r.cacheBytes, r.bytes)
+  assert.ok(r.oracleSavings >= r.savings)
+  assert.equal(r.config.uploadRate, 'Infinity')
+  assert.equal(r.hourly.hours, 24)
+  assert.equal(stderr, '') // no progress bar: stderr is not a terminal
+})
+
+test('the human summary and a sweep table', async () => {
+  const { code, stdout } = await run([...SMALL, '--sweep', 'linger=0,600', '--sweep', 'fail-rate=0,1'])
+  assert.equal(code, 0)
+  assert.match(stdout, /savings \d+\.\d% \(peers/)
+  assert.match(stdout, /sweep of linger:\nlinger +savings/)
+  assert.match(stdout, /\n0 +\d+\.\d%/)
+  assert.match(stdout, /\n600 +\d+\.\d%/)
+  assert.match(stdout, /sweep of fail-rate:/)
+})
+
+test('--json with --sweep carries the rows; more linger saves at least as much', async () => {
+  const { code, stdout } = await run([...SMALL, '--json', '--sweep', 'linger=0,600', '--plugin-adoption', '0'])
+  assert.equal(code, 0)
+  const r = JSON.parse(stdout)
+  assert.equal(r.pluginSavings, 0)
+  assert.equal(r.plugin, null)
+  assert.equal(r.sweeps.length, 1)
+  assert.equal(r.sweeps[0].param, 'linger')
+  assert.deepEqual(r.sweeps[0].rows.map((/** @type {any} */ x) => x.value), [0, 600])
+  assert.ok(r.sweeps[0].rows[1].oracleSavings >= r.sweeps[0].rows[0].oracleSavings)
+})
+
+test('the HTML report is self-contained: Chart.js inlined, no remote scripts', async () => {
+  const path = join(dir, 'report.html')
+  const { code, stderr } = await run([...SMALL, '--report', path, '--sweep', 'quota=1m,50m'])
+  assert.equal(code, 0, stderr)
+  const html = await readFile(path, 'utf8')
+  assert.match(html, /^<!doctype html>/)
+  assert.doesNotMatch(html, /<script[^>]+src=/i)
+  assert.doesNotMatch(html, /<link[^>]+href=["']?https?:/i)
+  assert.ok(html.length > 150_000, 'Chart.js is inlined')
+  assert.match(html, /new Chart\(/)
+  for (const id of ['bytes', 'savings', 'load', 'lorenz', 'sweep0']) assert.match(html, new RegExp(`<canvas id="${id}">`))
+})
+
+test('EPA log through the CLI', { skip: skipTraces }, async () => {
+  const { code, stdout } = await run(['--trace', EPA, '--format', 'epa', '--json'])
+  assert.equal(code, 0)
+  const r = JSON.parse(stdout)
+  assert.equal(r.requests, 47_748)
+  assert.equal(r.clients, 2_333)
+  assert.ok(r.savings > 0 && r.savings < 1)
+  assert.ok(r.pluginSavings < r.savings)
+  assert.equal(r.input.format, 'epa')
+})
+
+for (const [args, codeName] of /** @type {[string[], string][]} */ ([
+  [['--bogus'], 'MGH_SIM_ERR_BAD_FLAG'],
+  [[], 'MGH_SIM_ERR_NO_INPUT'],
+  [['--trace', 'a.log', '--synthetic', 'etsy'], 'MGH_SIM_ERR_NO_INPUT'],
+  [['--trace', '/nonexistent/access.log'], 'MGH_SIM_ERR_TRACE_OPEN'],
+  [[...SMALL, '--adoption', '2'], 'MGH_SIM_ERR_BAD_VALUE'],
+  [[...SMALL, '--linger', 'soon'], 'MGH_SIM_ERR_BAD_VALUE'],
+  [[...SMALL, '--max-holders', '4', '--candidate-sample', '2'], 'MGH_SIM_ERR_BAD_VALUE'],
+  [[...SMALL, '--sweep', 'colour=1,2'], 'MGH_SIM_ERR_SWEEP'],
+  [['--trace', 'a.log', '--alpha', '1.2'], 'MGH_SIM_ERR_BAD_FLAG'],
+  [['--synthetic', 'amazon'], 'MGH_SIM_ERR_BAD_VALUE'],
+  [[...SMALL, '--report', '/nonexistent-dir/r.html'], 'MGH_SIM_ERR_REPORT']
+])) {
+  test(`${args.join(' ') || '(no arguments)'} → ${codeName}, exit 2, no stack trace`, async () => {
+    const { code, stdout, stderr } = await run(args)
+    assert.equal(code, 2)
+    assert.equal(stdout, '')
+    assert.match(stderr, new RegExp(`^maygh-sim: ${codeName}: `))
+    assert.doesNotMatch(stderr, /\n\s+at /)
+  })
+}
+
+test('--help names every flag', async () => {
+  const { code, stdout } = await run(['--help'])
+  assert.equal(code, 0)
+  for (const spec of Object.values(SIM_OPTION_SPECS)) assert.match(stdout, new RegExp(`--${spec.flag}\\b`))
+  for (const key of Object.keys(ETSY_DEFAULTS)) {
+    if (key === 'seed') continue
+    assert.match(stdout, new RegExp(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}\\b`))
+  }
+})
+
+test('the progress bar draws only on a terminal, and erases itself', () => {
+  /** @type {string[]} */
+  const written = []
+  const tty = /** @type {any} */ ({ isTTY: true, columns: 100, write: (/** @type {string} */ s) => written.push(s) })
+  const bar = new ProgressBar(tty, { delayMs: 0 })
+  bar.update(0.5, 1_000_000)
+  bar.draw()
+  bar.done()
+  assert.match(written[0], /^\r.*\[#+\.+\]  50% 1\.0M req/)
+  assert.equal(written[1], '\r\x1b[K')
+  const pipe = /** @type {any} */ ({ isTTY: false, write: (/** @type {string} */ s) => written.push(s) })
+  const quiet = new ProgressBar(pipe, { delayMs: 0 })
+  quiet.update(1, 5)
+  quiet.done()
+  assert.equal(written.length, 2)
+})
