@@ -35,12 +35,7 @@ import { EtsyGenerator } from './synthetic-etsy.js'
  */
 export async function runSimulation (source, config, options = {}) {
   const started = performance.now()
-  const engines = [new Engine(config, { label: 'maygh' })]
-  const plugin = options.plugin !== false && config.pluginAdoption > 0
-  if (plugin) engines.push(new Engine(config, { adoption: config.pluginAdoption, label: 'plugin' }))
-  const window = new SessionWindow(config.sessionGap, (batch) => {
-    for (const engine of engines) engine.processBatch(batch)
-  })
+  const { engines, plugin, window } = replayPipeline(config, options)
   const onProgress = options.onProgress
   let requests = 0
   /** @type {() => Record<string, unknown>} */
@@ -128,12 +123,7 @@ export function toReport (run, config, sweeps = []) {
  */
 export function replayRequests (requests, config, options = {}) {
   const started = performance.now()
-  const engines = [new Engine(config, { label: 'maygh' })]
-  const plugin = options.plugin !== false && config.pluginAdoption > 0
-  if (plugin) engines.push(new Engine(config, { adoption: config.pluginAdoption, label: 'plugin' }))
-  const window = new SessionWindow(config.sessionGap, (batch) => {
-    for (const engine of engines) engine.processBatch(batch)
-  })
+  const { engines, plugin, window } = replayPipeline(config, options)
   const batch = new RequestBatch()
   for (let i = 0; i < requests.length; i++) {
     const [ts, client, object, bytes, flags] = requests[i]
@@ -153,4 +143,21 @@ export function replayRequests (requests, config, options = {}) {
     reordered: window.reordered,
     elapsedSeconds: (performance.now() - started) / 1000
   }
+}
+
+/**
+ * The Maygh engine (and the plug-in baseline's, unless disabled or at zero
+ * adoption) fed by one session window.
+ * @param {Readonly<import('./config.js').SimConfig>} config
+ * @param {{ plugin?: boolean }} options
+ * @returns {{ engines: Engine[], plugin: boolean, window: SessionWindow }}
+ */
+function replayPipeline (config, options) {
+  const engines = [new Engine(config, { label: 'maygh' })]
+  const plugin = options.plugin !== false && config.pluginAdoption > 0
+  if (plugin) engines.push(new Engine(config, { adoption: config.pluginAdoption, label: 'plugin' }))
+  const window = new SessionWindow(config.sessionGap, (batch) => {
+    for (const engine of engines) engine.processBatch(batch)
+  })
+  return { engines, plugin, window }
 }
