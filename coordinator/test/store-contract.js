@@ -15,8 +15,10 @@ const ids = (/** @type {{id: string}[]} */ holders) => holders.map((x) => x.id).
 /**
  * @param {string} name
  * @param {() => Promise<import('../src/store/store.js').Store>} makeStore
+ * @param {{ batched?: boolean }} [options] `batched`: the store is remote and counts
+ *   its round trips in `roundTrips`; each change must be one batch of commands
  */
-export function storeContract (name, makeStore) {
+export function storeContract (name, makeStore, options = {}) {
   /** @param {(store: import('../src/store/store.js').Store) => Promise<void>} body */
   const withStore = (body) => async () => {
     const store = await makeStore()
@@ -110,6 +112,21 @@ export function storeContract (name, makeStore) {
     await waitFor(() => b.length === 2)
     assert.equal(a.length, 1)
   }))
+
+  if (options.batched) {
+    test(`${name}: a join or update of 50 assets (spread over many keys) is one round trip`, withStore(async (store) => {
+      const remote = /** @type {import('../src/store/store.js').Store & { roundTrips: number }} */ (store)
+      const fifty = Array.from({ length: 50 }, (_, i) => h(`asset${i}`))
+      await store.addPeer('p1', info(), [])
+      let before = remote.roundTrips
+      await store.updatePeer('p1', fifty, [])
+      assert.equal(remote.roundTrips - before, 1)
+      before = remote.roundTrips
+      await store.addPeer('p2', info(), fifty)
+      assert.equal(remote.roundTrips - before, 1)
+      for (let i = 0; i < 50; i += 7) assert.deepEqual(ids(await store.sampleHolders(h(`asset${i}`), 5)), ['p1', 'p2'])
+    }))
+  }
 }
 
 /**
