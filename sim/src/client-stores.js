@@ -14,7 +14,7 @@ import { SlabLists } from './slab-lists.js'
 
 /** fields of a store record */
 export const S_OBJECT = 0
-export const S_SIZE = 1 // bytes (uint32)
+export const S_SIZE = 1 // bytes, stored as int32 and read back with `>>> 0`
 export const S_PREV = 2 // position of the next more recently used entry, -1 for the most recent
 export const S_NEXT = 3 // position of the next less recently used entry, -1 for the least recent
 /** int32 fields per record */
@@ -41,8 +41,6 @@ export class ClientStores {
   constructor () {
     /** per client, records [object, size, prev, next] */
     this.lists = new SlabLists(STRIDE)
-    /** the lists' pool as uint32, for sizes (re-made when the pool grows) */
-    this.poolU = new Uint32Array(this.lists.pool.buffer)
     /** per client, positions of [2c] the most and [2c+1] the least recently used entry */
     this.ends = new Int32Array(2048).fill(-1)
     /** bytes each client holds */
@@ -121,9 +119,8 @@ export class ClientStores {
   insert (c, o, size) {
     const lists = this.lists
     const pos = lists.push(c, o)
-    if (this.poolU.buffer !== lists.pool.buffer) this.poolU = new Uint32Array(lists.pool.buffer)
     const base = lists.base(c)
-    this.poolU[base + pos * 4 + S_SIZE] = size
+    lists.pool[base + pos * 4 + S_SIZE] = size
     this.linkFront(c, base, pos)
     this.bytes[c] += size
     this.live++
@@ -150,7 +147,7 @@ export class ClientStores {
     const base = lists.base(c)
     const at = base + pos * STRIDE
     const o = pool[at + S_OBJECT]
-    this.bytes[c] -= this.poolU[at + S_SIZE]
+    this.bytes[c] -= pool[at + S_SIZE] >>> 0
     this.live--
     if (this.indexed[c] === 1) this.tableDelete(c, o)
     this.unlink(c, base, pos)

@@ -22,7 +22,7 @@ import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
 import { ClientStores, MAX_ENTRY_BYTES } from './client-stores.js'
 import { HolderIndex } from './holder-index.js'
-import { ONLINE, SESSION, TOKENS } from './engine-fields.js'
+import { HOT_STRIDE, LIVE, ONLINE, SESSION, TOKENS, UNTIL, UNTIL_OPEN } from './engine-fields.js'
 import { engineResult } from './engine-result.js'
 import { ExpiryQueue } from './expiry-queue.js'
 import { HourlySeries, PeakRate } from './metrics.js'
@@ -54,10 +54,9 @@ export class Engine {
     this.holders = new HolderIndex()
     this.channels = new ChannelTable()
     this.clientCap = 0
-    /**
-     * Per client, four numbers side by side: [c*4 + ONLINE | CHOSEN | SESSION | TOKENS]
-     * (engine-fields.js).
-     */
+    /** per client, [c*HOT_STRIDE + LIVE | CHOSEN | MARK | UNTIL] (engine-fields.js) */
+    this.hot = new Int32Array(0)
+    /** per client, [c*4 + ONLINE | SESSION | TOKENS] (engine-fields.js) */
     this.cs = new Float64Array(0)
     this.tokenAt = new Float64Array(0)
     this.uploaded = new Float64Array(0)
@@ -78,6 +77,10 @@ export class Engine {
     for (let k = 0; k <= config.candidateSample; k++) this.candViews.push(this.candBuf.subarray(0, k))
     // state the policy's accessors read for the lookup in progress
     this.now = -Infinity
+    /** the coordinator's clock for `markChosen`: strictly increasing, as the coordinator's is */
+    this.clock = 0
+    /** lookups so far whose asker had channels: the `MARK` of the current one */
+    this.markSeq = 0
     this.asker = -1
     this.size = 0
     this.policyOptions = policyOptions(this)
@@ -103,6 +106,8 @@ export class Engine {
     this.evictions = 0
     this.tooBig = 0
     this.joinHave = 0
+    /** where reads made only to bring memory into the cache put their values, so they are not optimised away */
+    this.prefetchSink = 0
     this.online = 0
     this.firstTs = NaN
     this.lastTs = NaN
@@ -123,7 +128,9 @@ export class Engine {
     this.clientCap = cap
     const old = this.cs.length / 4
     this.cs = growTo(this.cs, cap * 4)
+    this.hot = growTo(this.hot, cap * HOT_STRIDE)
     for (let c = old; c < cap; c++) {
+      this.hot[c * HOT_STRIDE + LIVE] = -1
       this.cs[c * 4 + ONLINE] = -Infinity
       this.cs[c * 4 + TOKENS] = this.uploadBurst
     }
@@ -183,9 +190,11 @@ export class Engine {
       if (cs[c * 4 + ONLINE] < t) this.join(c, t, h)
       if (flags & FLAG_CONT) {
         cs[c * 4 + ONLINE] = Infinity
+        this.hot[c * HOT_STRIDE + UNTIL] = UNTIL_OPEN
       } else {
         const until = t + this.linger
         cs[c * 4 + ONLINE] = until
+        this.hot[c * HOT_STRIDE + UNTIL] = Math.min(UNTIL_OPEN - 1, Math.floor(until - this.firstTs))
         this.expiries.push(c, until)
       }
       if (flags & FLAG_ASSET) {
@@ -228,7 +237,7 @@ export class Engine {
     this.lookups.add(t)
     hs.lookups[h]++
     let from = -1
-    const k = this.holders.count(o) > 0 ? sampleOnline(this, t, o) : 0
+    const k = this.holders.count(o) > 0 ? sampleOnline(this, o) : 0
     if (k > 0) {
       // the requester holds no copy, so every sampled holder is another online client
       this.oracleRequests++
@@ -288,10 +297,16 @@ export class Engine {
    */
   join (c, t, h) {
     const session = ++this.cs[c * 4 + SESSION]
+    this.hot[c * HOT_STRIDE + LIVE] = session
     this.channels.reset(c)
     const stores = this.stores
     const holders = this.holders
     const n = stores.count(c)
+    // Read every object's record first, in a loop short enough that the
+    // processor has all those cache misses in flight at once; the adds then hit.
+    let touched = 0
+    for (let i = 0; i < n; i++) touched += holders.count(stores.objectAt(c, i))
+    this.prefetchSink += touched
     for (let i = 0; i < n; i++) holders.add(stores.objectAt(c, i), c, session)
     this.joinHave += n
     this.joins.add(t)
@@ -302,10 +317,11 @@ export class Engine {
 
   /**
    * A session ends. The coordinator drops the client's holdings; the index
-   * here drops them lazily (see sampleOnline), so only the count changes.
-   * @param {number} _c
+   * here drops them lazily (see sampleOnline), so only the client's state changes.
+   * @param {number} c
    */
-  leave (_c) {
+  leave (c) {
+    this.hot[c * HOT_STRIDE + LIVE] = -1
     this.online--
   }
 
@@ -320,7 +336,7 @@ export class Engine {
       if (until >= t) break
       const c = q.shift()
       // a later request may have extended the client's time; then this entry is stale
-      if (this.cs[c * 4 + ONLINE] === until) this.leave(c)
+      if (this.cs[c * 4 + ONLINE] === until && this.hot[c * HOT_STRIDE + LIVE] !== -1) this.leave(c)
     }
   }
 

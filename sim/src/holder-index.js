@@ -13,8 +13,11 @@ import { SlabLists } from './slab-lists.js'
 /** Holders of every object. */
 export class HolderIndex {
   constructor () {
-    /** per object: records [client, session] */
-    this.lists = new SlabLists(2)
+    /**
+     * per object: records [client, session]; the first two live in the
+     * object's own record, so an object with few holders costs one cache line
+     */
+    this.lists = new SlabLists(2, 2)
   }
 
   /** @param {number} n objects to make room for */
@@ -43,7 +46,7 @@ export class HolderIndex {
   add (o, client, session) {
     const lists = this.lists
     const pos = lists.push(o, client)
-    lists.pool[lists.base(o) + pos * 2 + 1] = session
+    lists.data(o)[lists.base(o) + pos * 2 + 1] = session
   }
 
   /**
@@ -63,7 +66,7 @@ export class HolderIndex {
    */
   remove (o, client, session) {
     const lists = this.lists
-    const pool = lists.pool
+    const pool = lists.data(o)
     const base = lists.base(o)
     const n = lists.length(o)
     for (let pos = 0; pos < n; pos++) {

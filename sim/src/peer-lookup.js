@@ -8,7 +8,23 @@
  */
 import { selectHolders } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
-import { CHOSEN, ONLINE, SESSION, TOKENS } from './engine-fields.js'
+import { CHOSEN, HOT_STRIDE, LIVE, MARK, ONLINE, TOKENS, UNTIL } from './engine-fields.js'
+
+/** the largest `CHOSEN` an int32 holds */
+const CLOCK_LIMIT = 0x7fffffff
+
+/**
+ * Moves the coordinator's clock back by half its range when it is about to
+ * overflow `CHOSEN` (after 2^31 lookups): every client's time keeps its order,
+ * except that those chosen over 2^30 lookups ago all count as never chosen.
+ * @param {import('./engine.js').Engine} e
+ */
+export function rebaseClock (e) {
+  const shift = 0x40000000
+  const hot = e.hot
+  for (let at = CHOSEN; at < hot.length; at += HOT_STRIDE) hot[at] = Math.max(0, hot[at] - shift)
+  e.clock -= shift
+}
 
 /**
  * The accessors `selectHolders` calls, bound to an engine. `isConnected` is
@@ -17,11 +33,11 @@ import { CHOSEN, ONLINE, SESSION, TOKENS } from './engine-fields.js'
  */
 export function policyOptions (e) {
   /** @type {(id: number) => boolean} */
-  const isConnected = (id) => connected(e, e.asker, id)
+  const isConnected = (id) => connected(e, id)
   return {
     asker: -1,
     count: e.config.maxHolders,
-    lastChosen: (/** @type {number} */ id) => e.cs[id * 4 + CHOSEN],
+    lastChosen: (/** @type {number} */ id) => e.hot[id * HOT_STRIDE + CHOSEN],
     /** @type {((id: number) => boolean) | undefined} */
     isConnected,
     connectedFn: isConnected,
@@ -35,16 +51,15 @@ export function policyOptions (e) {
  * object's list onwards (every holder reachable, O(sample) cost), copied to
  * `e.candBuf`. Stale records met on the way (an offline client, or a session
  * that ended) leave the index afterwards: the coordinator would already have
- * dropped them.
+ * dropped them. A record is live when its session is its client's `LIVE`.
  * @param {import('./engine.js').Engine} e
- * @param {number} t
  * @param {number} o
  * @returns {number} holders sampled
  */
-export function sampleOnline (e, t, o) {
+export function sampleOnline (e, o) {
   const lists = e.holders.lists
-  const pool = lists.pool
-  const cs = e.cs
+  const pool = lists.data(o)
+  const hot = e.hot
   const cand = e.candBuf
   const want = e.candidateSample
   const n = lists.length(o)
@@ -55,7 +70,7 @@ export function sampleOnline (e, t, o) {
   let wrapAt = -1
   for (let seen = 0; seen < n && found < want; seen++) {
     const p = pool[base + pos * 2]
-    if (cs[p * 4 + ONLINE] >= t && cs[p * 4 + SESSION] === pool[base + pos * 2 + 1]) {
+    if (hot[p * HOT_STRIDE + LIVE] === pool[base + pos * 2 + 1]) {
       cand[found++] = p
     } else {
       if (stale === e.staleBuf.length) e.staleBuf = growTo(e.staleBuf, stale + 1)
@@ -92,15 +107,16 @@ export function lookup (e, t, c, size, k) {
   const options = e.policyOptions
   options.asker = c
   // an asker with no open channel is connected to nobody: spare the policy the question
-  options.isConnected = e.channels.count(c) > 0 ? options.connectedFn : undefined
+  options.isConnected = markChannels(e, c) > 0 ? options.connectedFn : undefined
   const chosen = selectHolders(e.candViews[k], options)
   if (chosen.length === 0) return -1
   e.lookupHits++
   // the coordinator marks the first holder it hands out (handlers/lookup.js: store.markChosen)
-  e.cs[chosen[0] * 4 + CHOSEN] = t
+  if (e.clock === CLOCK_LIMIT) rebaseClock(e)
+  e.hot[chosen[0] * HOT_STRIDE + CHOSEN] = ++e.clock
   for (let i = 0; i < chosen.length; i++) {
     const p = chosen[i]
-    if (connected(e, c, p)) {
+    if (connected(e, p)) {
       e.reused++
       return p
     }
@@ -109,23 +125,47 @@ export function lookup (e, t, c, size, k) {
       e.failures++
       continue
     }
-    e.channels.open(c, p, e.cs[p * 4 + SESSION])
+    e.channels.open(c, p, e.hot[p * HOT_STRIDE + LIVE])
     return p
   }
   return -1
 }
 
 /**
- * Whether `c` has a live data channel to `p`: one it opened in its current
- * session (older ones were closed), to `p`'s current session.
+ * Marks the peers `c` has live channels to (to their current session) with
+ * this lookup's number, in the record the lookup reads of every candidate
+ * anyway: checking a candidate is then one comparison, not a scan of `c`'s
+ * channels per candidate.
  * @param {import('./engine.js').Engine} e
- * @param {number} c
+ * @param {number} c the asker
+ * @returns {number} channels `c` has open
+ */
+function markChannels (e, c) {
+  // int32 marks wrap around; a mark 2^32 lookups old is long overwritten
+  const mark = e.markSeq = (e.markSeq + 1) | 0
+  const lists = e.channels.lists
+  const n = lists.length(c)
+  if (n === 0) return 0
+  const pool = lists.pool
+  const base = lists.base(c)
+  const hot = e.hot
+  for (let i = 0; i < n; i++) {
+    const at = pool[base + i * 2] * HOT_STRIDE
+    if (hot[at + LIVE] === pool[base + i * 2 + 1]) hot[at + MARK] = mark
+  }
+  return n
+}
+
+/**
+ * Whether the asker of the lookup in progress has a live data channel to
+ * `p`: one it opened in its current session (older ones were closed), to
+ * `p`'s current session, while `p` is online. Reads the marks `markChannels` left.
+ * @param {import('./engine.js').Engine} e
  * @param {number} p
  * @returns {boolean}
  */
-export function connected (e, c, p) {
-  const session = e.channels.peerSession(c, p)
-  return session !== -1 && session === e.cs[p * 4 + SESSION]
+export function connected (e, p) {
+  return e.hot[p * HOT_STRIDE + MARK] === e.markSeq
 }
 
 /**
@@ -137,14 +177,17 @@ export function connected (e, c, p) {
  */
 export function accept (e, p) {
   const t = e.now
-  const cs = e.cs
-  const until = cs[p * 4 + ONLINE]
-  if (until < t) return false
-  if (e.setupTime > 0 && until < t + e.setupTime && !connected(e, e.asker, p)) {
+  const hot = e.hot
+  const at = p * HOT_STRIDE
+  if (hot[at + LIVE] === -1) return false
+  // `UNTIL` (whole seconds, rounded down) clears most holders; the exact time decides the rest
+  if (e.setupTime > 0 && hot[at + UNTIL] < t - e.firstTs + e.setupTime &&
+      e.cs[p * 4 + ONLINE] < t + e.setupTime && !connected(e, p)) {
     e.setupRefusals++
     return false
   }
   if (e.capped) {
+    const cs = e.cs
     const tok = Math.min(e.uploadBurst, cs[p * 4 + TOKENS] + (t - e.tokenAt[p]) * e.uploadRate)
     cs[p * 4 + TOKENS] = tok
     e.tokenAt[p] = t

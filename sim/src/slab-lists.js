@@ -1,33 +1,55 @@
 /**
  * Many short, unordered lists of fixed-size integer records in one Int32Array:
  * each owner (an object, a client) has a block of 2^k slots, grown by moving
- * to the next size class; freed blocks go on per-class free lists. Removal
+ * to the next size class; freed blocks go on per-class stacks of free blocks
+ * (kept apart from the blocks, so taking one reads no cold memory). Removal
  * moves the last record into the hole and says which item moved, so callers
  * can keep each item's position. No allocation per owner or per item, and a
  * list's records are contiguous, so scans are sequential.
+ *
+ * Optionally the first few records live in the owner's own record in `meta`
+ * (`inline`): a list that short costs one cache line, and taking a block only
+ * starts when it outgrows that. Records are then in `data(owner)` (`meta` or
+ * `pool`) from `base(owner)`; without `inline` they are always in `pool`.
  */
 import { growTo } from './batch.js'
 
 /** offsets in the per-owner record `meta` */
-export const OFF = 0 // first slot of the block, -1 none
+export const OFF = 0 // first slot of the block, NONE for none (the records, if any, are inline)
 export const LEN = 1 // records in the list
 export const CLS = 2 // block capacity is 2^CLS slots
+/** `OFF` of a list with no block; slot 0 is never handed out, so zeroed memory is a valid empty list */
+export const NONE = 0
+/** where inline records start in an owner's record */
+const INLINE_AT = 4
 
 /** Lists of `stride`-int records, one list per owner id. */
 export class SlabLists {
-  /** @param {number} stride int32 fields per record; field 0 is the item id */
-  constructor (stride) {
+  /**
+   * @param {number} stride int32 fields per record; field 0 is the item id
+   * @param {number} [inline] records kept in the owner's own record before it takes a block
+   */
+  constructor (stride, inline = 0) {
     this.stride = stride
-    /** per owner, [o*4 + OFF | LEN | CLS] */
+    this.inline = inline
+    /** int32 fields per owner record: a power of two, so records never straddle cache lines */
+    this.metaStride = 4
+    while (this.metaStride < INLINE_AT + inline * stride) this.metaStride *= 2
+    /** the size class of the first block a list takes (twice its inline room, at least 2 slots) */
+    this.firstClass = 1
+    while (1 << this.firstClass < 2 * inline) this.firstClass++
+    /** per owner, [o*metaStride + OFF | LEN | CLS | (unused) | inline records …] */
     this.meta = new Int32Array(0)
     this.ownerCap = 0
     this.ensureOwners(1024)
     /** slot s holds a record at pool[s*stride …] */
     this.pool = new Int32Array(stride << 14)
-    /** slots handed out so far */
-    this.used = 0
-    /** per size class: first free block, linked through the block's first field */
-    this.free = new Int32Array(32).fill(-1)
+    /** slots handed out so far (slot 0 never is: see NONE) */
+    this.used = 1
+    /** per size class: a stack of free blocks' first slots */
+    this.free = Array.from({ length: 32 }, () => new Int32Array(16))
+    /** per size class: blocks on its stack */
+    this.freeCount = new Int32Array(32)
     /** records over all lists */
     this.total = 0
   }
@@ -35,11 +57,9 @@ export class SlabLists {
   /** @param {number} n owners to make room for */
   ensureOwners (n) {
     if (n <= this.ownerCap) return
-    const old = this.ownerCap
-    let cap = Math.max(1024, old)
+    let cap = Math.max(1024, this.ownerCap)
     while (cap < n) cap *= 2
-    this.meta = growTo(this.meta, cap * 4)
-    for (let o = old; o < cap; o++) this.meta[o * 4 + OFF] = -1
+    this.meta = growTo(this.meta, cap * this.metaStride)
     this.ownerCap = cap
   }
 
@@ -48,54 +68,82 @@ export class SlabLists {
    * @returns {number} records in the owner's list
    */
   length (owner) {
-    return this.meta[owner * 4 + LEN]
+    return this.meta[owner * this.metaStride + LEN]
   }
 
   /**
    * @param {number} owner
-   * @returns {number} index in `pool` of the owner's first record (valid until the next add)
+   * @returns {Int32Array} the array holding the owner's records: `meta` while they are inline, else `pool`
    */
-  base (owner) {
-    return this.meta[owner * 4 + OFF] * this.stride
+  data (owner) {
+    return this.meta[owner * this.metaStride + OFF] === NONE ? this.meta : this.pool
   }
 
   /**
-   * Appends a record whose first field is `item`; the caller fills the other fields at the returned index.
+   * @param {number} owner
+   * @returns {number} index in `data(owner)` of the owner's first record (valid until the next add)
+   */
+  base (owner) {
+    const m = owner * this.metaStride
+    const off = this.meta[m + OFF]
+    return off === NONE ? m + INLINE_AT : off * this.stride
+  }
+
+  /**
+   * Appends a record whose first field is `item`; the caller fills the other
+   * fields in `data(owner)` at `base(owner) + position * stride`.
    * @param {number} owner
    * @param {number} item
    * @returns {number} the record's position in the list
    */
   push (owner, item) {
     const meta = this.meta
-    const m = owner * 4
+    const stride = this.stride
+    const m = owner * this.metaStride
     let off = meta[m + OFF]
     const n = meta[m + LEN]
-    if (off === -1) {
-      off = meta[m + OFF] = this.alloc(1)
-      meta[m + CLS] = 1
+    if (off === NONE) {
+      if (n < this.inline) {
+        meta[m + INLINE_AT + n * stride] = item
+        meta[m + LEN] = n + 1
+        this.total++
+        return n
+      }
+      // outgrew the inline room (or has none): move to a block
+      const k = this.firstClass
+      off = this.alloc(k)
+      const pool = this.pool
+      for (let i = 0, to = off * stride, len = n * stride; i < len; i++) pool[to + i] = meta[m + INLINE_AT + i]
+      meta[m + OFF] = off
+      meta[m + CLS] = k
     } else if (n === 1 << meta[m + CLS]) {
       const k = meta[m + CLS] + 1
       const next = this.alloc(k)
-      this.pool.copyWithin(next * this.stride, off * this.stride, (off + n) * this.stride)
+      // a loop, not copyWithin: the blocks are short and the builtin's call costs more than the copy
+      const pool = this.pool
+      const to = next * stride
+      const from = off * stride
+      for (let i = 0, len = n * stride; i < len; i++) pool[to + i] = pool[from + i]
       this.release(off, k - 1)
       off = meta[m + OFF] = next
       meta[m + CLS] = k
     }
-    this.pool[(off + n) * this.stride] = item
+    this.pool[(off + n) * stride] = item
     meta[m + LEN] = n + 1
     this.total++
     return n
   }
 
   /**
-   * Removes the record at `pos`, moving the last record into its place.
+   * Removes the record at `pos`, moving the last record into its place. A list
+   * in a block stays there until it empties.
    * @param {number} owner
    * @param {number} pos
    * @returns {number} the item now at `pos`, or -1 if `pos` was the last
    */
   removeAt (owner, pos) {
     const meta = this.meta
-    const m = owner * 4
+    const m = owner * this.metaStride
     const off = meta[m + OFF]
     const n = meta[m + LEN] - 1
     const stride = this.stride
@@ -103,15 +151,16 @@ export class SlabLists {
     this.total--
     let moved = -1
     if (pos !== n) {
-      const pool = this.pool
-      const from = (off + n) * stride
-      const to = (off + pos) * stride
-      for (let f = 0; f < stride; f++) pool[to + f] = pool[from + f]
-      moved = pool[to]
+      const arr = off === NONE ? meta : this.pool
+      const base = off === NONE ? m + INLINE_AT : off * stride
+      const from = base + n * stride
+      const to = base + pos * stride
+      for (let f = 0; f < stride; f++) arr[to + f] = arr[from + f]
+      moved = arr[to]
     }
-    if (n === 0) {
+    if (n === 0 && off !== NONE) {
       this.release(off, meta[m + CLS])
-      meta[m + OFF] = -1
+      meta[m + OFF] = NONE
     }
     return moved
   }
@@ -121,13 +170,13 @@ export class SlabLists {
    * @param {number} owner
    */
   clear (owner) {
-    const m = owner * 4
+    const m = owner * this.metaStride
     const off = this.meta[m + OFF]
-    if (off === -1) return
     this.total -= this.meta[m + LEN]
-    this.release(off, this.meta[m + CLS])
-    this.meta[m + OFF] = -1
     this.meta[m + LEN] = 0
+    if (off === NONE) return
+    this.release(off, this.meta[m + CLS])
+    this.meta[m + OFF] = NONE
   }
 
   /**
@@ -135,10 +184,10 @@ export class SlabLists {
    * @returns {number} first slot of a free block of 2^k slots
    */
   alloc (k) {
-    const f = this.free[k]
-    if (f !== -1) {
-      this.free[k] = this.pool[f * this.stride]
-      return f
+    const n = this.freeCount[k]
+    if (n > 0) {
+      this.freeCount[k] = n - 1
+      return this.free[k][n - 1]
     }
     const off = this.used
     this.used += 1 << k
@@ -151,7 +200,9 @@ export class SlabLists {
    * @param {number} k
    */
   release (off, k) {
-    this.pool[off * this.stride] = this.free[k]
-    this.free[k] = off
+    const n = this.freeCount[k]
+    if (n === this.free[k].length) this.free[k] = growTo(this.free[k], n + 1)
+    this.free[k][n] = off
+    this.freeCount[k] = n + 1
   }
 }

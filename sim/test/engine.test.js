@@ -2,6 +2,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { resolveConfig } from '../src/config.js'
+import { CHOSEN, HOT_STRIDE } from '../src/engine-fields.js'
+import { Engine } from '../src/engine.js'
+import { rebaseClock } from '../src/peer-lookup.js'
 import { replayRequests, runSimulation } from '../src/run.js'
 
 /** A deterministic config: no connection failures or set-up time, no plug-in pass. */
@@ -101,6 +104,28 @@ test('a holder that would leave during connection set-up is not used', () => {
   assert.equal(late.peerBytes, 0)
   const early = replay([[0, 0, 7, 1000], [50, 1, 7, 1000]], { setupTime: 5 })
   assert.equal(early.peerBytes, 1000)
+})
+
+test('the set-up check is exact at fractions of a second', () => {
+  // A asks at t=0.5 and stays until 60.5; a connection takes 5 s, so asking at 55.4 is in
+  // time and at 55.6 is not (the engine's whole-second shortcut must not round this away).
+  for (const [at, served] of [[55.4, 1000], [55.6, 0]]) {
+    const r = replay([[0.5, 0, 7, 1000], [at, 1, 7, 1000]], { setupTime: 5 })
+    assert.equal(r.peerBytes, served, `asking at ${at}`)
+  }
+})
+
+test('the coordinator clock moves back before it overflows, keeping the order of choices', () => {
+  const engine = new Engine(resolveConfig(base))
+  engine.ensureClients(4)
+  const times = [0, 5, 0x40000000 + 7, 0x7ffffff0]
+  times.forEach((t, c) => { engine.hot[c * HOT_STRIDE + CHOSEN] = t })
+  engine.clock = 0x7fffffff
+  rebaseClock(engine)
+  assert.equal(engine.clock, 0x3fffffff)
+  const after = times.map((_, c) => engine.hot[c * HOT_STRIDE + CHOSEN])
+  // never chosen and chosen long ago both read as never; the order of the rest holds
+  assert.deepEqual(after, [0, 0, 7, 0x3ffffff0])
 })
 
 test('nobody serves when nobody adopts', () => {

@@ -53,41 +53,82 @@ test('ClientStores behaves as per-client LRU maps, small and table-indexed alike
   assert.equal(stores.tableUsed, [0, 1, 2].filter((c) => stores.indexed[c]).reduce((a, c) => a + stores.count(c), 0))
 })
 
-test('SlabLists keep every list intact through growth, removal and reuse of blocks', () => {
-  const rng = new Rng(5)
-  const lists = new SlabLists(2)
-  /** @type {number[][]} */
-  const ref = Array.from({ length: 30 }, () => [])
-  for (let step = 0; step < 30_000; step++) {
-    const o = rng.int(30)
-    const r = ref[o]
-    if (r.length > 0 && rng.random() < 0.45) {
-      const pos = rng.int(r.length)
-      const moved = lists.removeAt(o, pos)
-      const last = /** @type {number} */ (r.pop())
-      if (pos < r.length) {
-        r[pos] = last
-        assert.equal(moved, last)
+test('ClientStores keeps sizes up to 4 GiB − 1 exact', () => {
+  const stores = new ClientStores()
+  stores.ensureClients(2)
+  stores.insert(1, 9, 0xffffffff)
+  stores.insert(1, 10, 3e9)
+  assert.equal(stores.bytes[1], 0xffffffff + 3e9)
+  stores.removeAt(1, stores.find(1, 9))
+  assert.equal(stores.bytes[1], 3e9)
+  stores.removeAt(1, stores.find(1, 10))
+  assert.equal(stores.bytes[1], 0)
+})
+
+for (const inline of [0, 2]) {
+  test(`SlabLists keep every list intact through growth, removal and reuse of blocks (${inline} inline records)`, () => {
+    const rng = new Rng(5)
+    const lists = new SlabLists(2, inline)
+    /** @type {number[][]} */
+    const ref = Array.from({ length: 30 }, () => [])
+    let sawInline = false
+    let sawBlock = false
+    for (let step = 0; step < 30_000; step++) {
+      // owners past 20 stay short, so inline lists (and lists moving out of them) are common
+      const o = rng.int(30)
+      const r = ref[o]
+      if (r.length > 0 && rng.random() < (o >= 20 ? 0.6 : 0.45)) {
+        const pos = rng.int(r.length)
+        const moved = lists.removeAt(o, pos)
+        const last = /** @type {number} */ (r.pop())
+        if (pos < r.length) {
+          r[pos] = last
+          assert.equal(moved, last)
+        } else {
+          assert.equal(moved, -1)
+        }
+      } else if (rng.random() < 0.01) {
+        lists.clear(o)
+        r.length = 0
       } else {
-        assert.equal(moved, -1)
+        const item = rng.int(1e6)
+        const pos = lists.push(o, item)
+        lists.data(o)[lists.base(o) + pos * 2 + 1] = item * 3
+        r.push(item)
       }
-    } else if (rng.random() < 0.01) {
-      lists.clear(o)
-      r.length = 0
-    } else {
-      const item = rng.int(1e6)
-      const pos = lists.push(o, item)
-      lists.pool[lists.base(o) + pos * 2 + 1] = item * 3
-      r.push(item)
+      if (lists.data(o) === lists.meta) sawInline ||= r.length > 0
+      else sawBlock = true
+      assert.ok(lists.data(o) === lists.pool || r.length <= inline, 'only short lists are inline')
     }
+    assert.equal(sawInline, inline > 0)
+    assert.ok(sawBlock)
+    let total = 0
+    for (let o = 0; o < 30; o++) {
+      assert.equal(lists.length(o), ref[o].length)
+      total += ref[o].length
+      const data = lists.data(o)
+      const base = lists.base(o)
+      for (let i = 0; i < ref[o].length; i++) {
+        assert.equal(data[base + i * 2], ref[o][i])
+        assert.equal(data[base + i * 2 + 1], ref[o][i] * 3)
+      }
+    }
+    assert.equal(lists.total, total)
+  })
+}
+
+test('SlabLists hand out disjoint blocks, and a fresh owner is an empty list without being touched', () => {
+  const lists = new SlabLists(1)
+  lists.ensureOwners(5000)
+  for (let o = 0; o < 5000; o++) assert.equal(lists.length(o), 0)
+  // fill many owners to different sizes; every record must survive the others' growth
+  for (let round = 0; round < 40; round++) {
+    for (let o = 0; o < 50; o++) if (round < o) lists.push(o, o * 1000 + round)
   }
-  for (let o = 0; o < 30; o++) {
-    assert.equal(lists.length(o), ref[o].length)
-    const base = lists.base(o)
-    for (let i = 0; i < ref[o].length; i++) {
-      assert.equal(lists.pool[base + i * 2], ref[o][i])
-      assert.equal(lists.pool[base + i * 2 + 1], ref[o][i] * 3)
-    }
+  for (let o = 0; o < 50; o++) {
+    const n = Math.min(40, o)
+    assert.equal(lists.length(o), n)
+    for (let i = 0; i < n; i++) assert.equal(lists.pool[lists.base(o) + i], o * 1000 + i)
   }
 })
 

@@ -23,6 +23,9 @@ export const POLICY_DEFAULTS = Object.freeze({
   candidateSample: 32
 });
 
+/** rank keys of the list being built, reused by every call (the function never re-enters) */
+let scratchKeys = new Float64Array(8)
+
 /**
  * Choose up to `count` holders for `asker` from `candidates`.
  *
@@ -45,9 +48,10 @@ export function selectHolders (candidates, options) {
   const count = options.count ?? POLICY_DEFAULTS.maxHolders
   /** @type {T[]} */
   const chosen = []
-  /** @type {number[]} rank keys of `chosen`, parallel array */
-  const keys = []
   if (!(count >= 1)) return chosen
+  if (scratchKeys.length < Math.min(count, candidates.length)) scratchKeys = new Float64Array(candidates.length)
+  // rank keys of `chosen`, parallel array
+  const keys = scratchKeys
   for (let i = 0; i < candidates.length; i++) {
     const id = candidates[i]
     if (id === asker) continue
