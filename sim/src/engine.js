@@ -18,6 +18,7 @@
  * the origin unchanged. Clients outside the adoption fraction always use the
  * origin. Bytes are those the log says the origin sent.
  */
+import { HolderRanking } from '../../coordinator/src/policy/peer-selection.js'
 import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
 import { ClientStores, MAX_ENTRY_BYTES } from './client-stores.js'
@@ -26,7 +27,7 @@ import { HOT_STRIDE, LIVE, ONLINE, SESSION, TOKENS, UNTIL, UNTIL_OPEN } from './
 import { engineResult } from './engine-result.js'
 import { ExpiryQueue } from './expiry-queue.js'
 import { HourlySeries, PeakRate } from './metrics.js'
-import { lookup, policyOptions, sampleOnline } from './peer-lookup.js'
+import { rankHolders, tryHolders } from './peer-lookup.js'
 import { Rng, hashUniform } from './rng.js'
 
 /** Replays batches of requests under one resolved config. */
@@ -46,7 +47,9 @@ export class Engine {
     this.uploadRate = config.uploadRate
     this.uploadBurst = config.uploadBurst
     this.capped = config.uploadRate !== Infinity
-    this.candidateSample = config.candidateSample
+    // small integers in the lookup loop; no list is longer than 2^30 records
+    this.candidateSample = Math.min(config.candidateSample, 0x40000000)
+    this.maxHolders = Math.min(config.maxHolders, 0x40000000)
     this.rng = new Rng(config.seed * 7919 + 17)
     this.adoptSalt = config.seed ^ 0x5bd1e995
 
@@ -69,21 +72,17 @@ export class Engine {
     /** clients whose online time ends, in order of that time */
     this.expiries = new ExpiryQueue()
 
-    this.candBuf = new Int32Array(config.candidateSample)
+    /** @type {HolderRanking<number>} the policy's ranking of the lookup in progress */
+    this.ranking = new HolderRanking(this.maxHolders)
     /** positions of stale records a sample met, dropped after it */
     this.staleBuf = new Int32Array(64)
-    /** @type {Int32Array[]} views of candBuf of every length, made once */
-    this.candViews = []
-    for (let k = 0; k <= config.candidateSample; k++) this.candViews.push(this.candBuf.subarray(0, k))
-    // state the policy's accessors read for the lookup in progress
+    // state `accept` reads for the lookup in progress
     this.now = -Infinity
+    this.size = 0
     /** the coordinator's clock for `markChosen`: strictly increasing, as the coordinator's is */
     this.clock = 0
-    /** lookups so far whose asker had channels: the `MARK` of the current one */
+    /** lookups so far: the `MARK` of the current one */
     this.markSeq = 0
-    this.asker = -1
-    this.size = 0
-    this.policyOptions = policyOptions(this)
 
     // totals
     this.requests = 0
@@ -237,13 +236,12 @@ export class Engine {
     this.lookups.add(t)
     hs.lookups[h]++
     let from = -1
-    const k = this.holders.count(o) > 0 ? sampleOnline(this, o) : 0
-    if (k > 0) {
+    if (this.holders.count(o) > 0 && rankHolders(this, c, o, size) > 0) {
       // the requester holds no copy, so every sampled holder is another online client
       this.oracleRequests++
       this.oracleBytes += size
       hs.oracleBytes[h] += size
-      from = lookup(this, t, c, size, k)
+      from = tryHolders(this, c)
     }
     if (from === -1) {
       this.originRequests++
@@ -317,7 +315,7 @@ export class Engine {
 
   /**
    * A session ends. The coordinator drops the client's holdings; the index
-   * here drops them lazily (see sampleOnline), so only the client's state changes.
+   * here drops them lazily (see rankHolders), so only the client's state changes.
    * @param {number} c
    */
   leave (c) {

@@ -1,12 +1,12 @@
 /**
  * The coordinator's side of a lookup, and the client's tries, as the engine
  * models them: the store's sample of holders, the shared policy module's
- * ranking (`selectHolders`, imported from the coordinator, not reimplemented),
- * the coordinator's `markChosen`, and the requester trying the returned
- * holders in order. Functions of the engine's state, kept apart from the
- * engine's bookkeeping.
+ * ranking (`HolderRanking` and `rankKey`, imported from the coordinator, not
+ * reimplemented), the coordinator's `markChosen`, and the requester trying
+ * the returned holders in order. Functions of the engine's state, kept apart
+ * from the engine's bookkeeping.
  */
-import { selectHolders } from '../../coordinator/src/policy/peer-selection.js'
+import { rankKey } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
 import { CHOSEN, HOT_STRIDE, LIVE, MARK, ONLINE, TOKENS, UNTIL } from './engine-fields.js'
 
@@ -27,40 +27,31 @@ export function rebaseClock (e) {
 }
 
 /**
- * The accessors `selectHolders` calls, bound to an engine. `isConnected` is
- * swapped out (left undefined) for askers with no open channel.
+ * One lookup of `o` by `c`, as the coordinator answers it: the store's sample
+ * of online holders, taken as the coordinator's memory store takes it (up to
+ * `candidateSample` of them, read from a random offset of the object's list
+ * onwards: every holder reachable, O(sample) cost), ranked by the shared
+ * policy as it is read. Each sampled holder is offered to `e.ranking` (the
+ * policy's `HolderRanking`, the ranking `selectHolders` runs) in sample order,
+ * so the result is `selectHolders` over the sample, without copying it or
+ * reading any holder twice. Stale records met on the way (an offline client,
+ * or a session that ended) leave the index afterwards: the coordinator would
+ * already have dropped them. A record is live when its session is its
+ * client's `LIVE`.
  * @param {import('./engine.js').Engine} e
- */
-export function policyOptions (e) {
-  /** @type {(id: number) => boolean} */
-  const isConnected = (id) => connected(e, id)
-  return {
-    asker: -1,
-    count: e.config.maxHolders,
-    lastChosen: (/** @type {number} */ id) => e.hot[id * HOT_STRIDE + CHOSEN],
-    /** @type {((id: number) => boolean) | undefined} */
-    isConnected,
-    connectedFn: isConnected,
-    accept: (/** @type {number} */ id) => accept(e, id)
-  }
-}
-
-/**
- * The store's sample, as the coordinator's memory store takes it: up to
- * `candidateSample` online holders of `o` read from a random offset of the
- * object's list onwards (every holder reachable, O(sample) cost), copied to
- * `e.candBuf`. Stale records met on the way (an offline client, or a session
- * that ended) leave the index afterwards: the coordinator would already have
- * dropped them. A record is live when its session is its client's `LIVE`.
- * @param {import('./engine.js').Engine} e
+ * @param {number} c the asker
  * @param {number} o
- * @returns {number} holders sampled
+ * @param {number} size bytes wanted (for `accept`)
+ * @returns {number} online holders sampled; the ranked ones are in `e.ranking`
  */
-export function sampleOnline (e, o) {
+export function rankHolders (e, c, o, size) {
+  e.size = size
+  const mark = markChannels(e, c)
+  const ranking = e.ranking
+  ranking.reset(e.maxHolders)
   const lists = e.holders.lists
   const pool = lists.data(o)
   const hot = e.hot
-  const cand = e.candBuf
   const want = e.candidateSample
   const n = lists.length(o)
   const base = lists.base(o)
@@ -70,8 +61,13 @@ export function sampleOnline (e, o) {
   let wrapAt = -1
   for (let seen = 0; seen < n && found < want; seen++) {
     const p = pool[base + pos * 2]
-    if (hot[p * HOT_STRIDE + LIVE] === pool[base + pos * 2 + 1]) {
-      cand[found++] = p
+    const at = p * HOT_STRIDE
+    if (hot[at + LIVE] === pool[base + pos * 2 + 1]) {
+      found++
+      if (p !== c) {
+        const key = rankKey(hot[at + MARK] === mark, hot[at + CHOSEN])
+        if (ranking.admits(key) && accept(e, p)) ranking.insert(p, key)
+      }
     } else {
       if (stale === e.staleBuf.length) e.staleBuf = growTo(e.staleBuf, stale + 1)
       e.staleBuf[stale++] = pos
@@ -93,28 +89,21 @@ export function sampleOnline (e, o) {
 }
 
 /**
- * The coordinator's ranking of the sampled holders and the client's tries.
+ * The coordinator marks the first holder it hands out (handlers/lookup.js:
+ * `store.markChosen`); the client tries the ranked holders in order.
  * @param {import('./engine.js').Engine} e
- * @param {number} t
  * @param {number} c the asker
- * @param {number} size bytes wanted
- * @param {number} k candidates in `e.candBuf`
  * @returns {number} the peer that served, or -1
  */
-export function lookup (e, t, c, size, k) {
-  e.asker = c
-  e.size = size
-  const options = e.policyOptions
-  options.asker = c
-  // an asker with no open channel is connected to nobody: spare the policy the question
-  options.isConnected = markChannels(e, c) > 0 ? options.connectedFn : undefined
-  const chosen = selectHolders(e.candViews[k], options)
-  if (chosen.length === 0) return -1
+export function tryHolders (e, c) {
+  const ranking = e.ranking
+  const n = ranking.size
+  if (n === 0) return -1
+  const chosen = ranking.ids
   e.lookupHits++
-  // the coordinator marks the first holder it hands out (handlers/lookup.js: store.markChosen)
   if (e.clock === CLOCK_LIMIT) rebaseClock(e)
   e.hot[chosen[0] * HOT_STRIDE + CHOSEN] = ++e.clock
-  for (let i = 0; i < chosen.length; i++) {
+  for (let i = 0; i < n; i++) {
     const p = chosen[i]
     if (connected(e, p)) {
       e.reused++
@@ -138,14 +127,14 @@ export function lookup (e, t, c, size, k) {
  * channels per candidate.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker
- * @returns {number} channels `c` has open
+ * @returns {number} this lookup's mark
  */
 function markChannels (e, c) {
   // int32 marks wrap around; a mark 2^32 lookups old is long overwritten
   const mark = e.markSeq = (e.markSeq + 1) | 0
   const lists = e.channels.lists
   const n = lists.length(c)
-  if (n === 0) return 0
+  if (n === 0) return mark
   const pool = lists.pool
   const base = lists.base(c)
   const hot = e.hot
@@ -153,7 +142,7 @@ function markChannels (e, c) {
     const at = pool[base + i * 2] * HOT_STRIDE
     if (hot[at + LIVE] === pool[base + i * 2 + 1]) hot[at + MARK] = mark
   }
-  return n
+  return mark
 }
 
 /**

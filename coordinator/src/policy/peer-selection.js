@@ -4,6 +4,10 @@
  * Shared by the coordinator (`handlers/lookup.js`) and the simulator (`sim/`), so
  * that the simulator measures the policy that really runs. It is pure: callers
  * supply the candidates and two accessors, and record the choice themselves.
+ * The coordinator calls `selectHolders`; the simulator, which must rank
+ * millions of lookups a second, offers candidates to a `HolderRanking` from
+ * inside its own sampling loop. `selectHolders` is that same loop over a list,
+ * so there is one ranking, whichever way it is driven.
  *
  * Callers record as chosen the holder the asker will try first (the coordinator
  * marks the first it returns; the simulator the one that served), since that is
@@ -21,16 +25,87 @@ export const POLICY_DEFAULTS = Object.freeze({
   maxHolders: 3,
   /** holders a store reads per lookup before ranking (bounds the work for popular assets) */
   candidateSample: 32
-});
+})
 
-/** rank keys of the list being built, reused by every call (the function never re-enters) */
-let scratchKeys = new Float64Array(8)
+/** Added to a connected holder's rank: more negative than any `lastChosen` is positive, so they sort first. */
+const CONNECTED_FIRST = -1e15
+
+/**
+ * A holder's rank: lower is better.
+ * @param {boolean} connected whether the asker already has a channel to it
+ * @param {number} lastChosen when a lookup last handed it out (0 = never)
+ * @returns {number}
+ */
+export function rankKey (connected, lastChosen) {
+  return connected ? CONNECTED_FIRST + lastChosen : lastChosen
+}
+
+/**
+ * The best-ranked holders of one lookup so far, best first. Candidates are
+ * offered in candidate order; `admits` says whether one of a given rank would
+ * enter the list, so a caller asks its costlier questions (`accept`) only
+ * about candidates that would: the same result as filtering first, for a
+ * fraction of the questions. Reusable: `reset` starts the next lookup.
+ * @template T
+ */
+export class HolderRanking {
+  /** @param {number} count how many holders to keep at most */
+  constructor (count) {
+    /** @type {T[]} */
+    this.ids = []
+    /** rank keys of `ids`, parallel; grows with the list, not with `count` (which may be huge) */
+    this.keys = new Float64Array(Math.min(Math.max(1, count), 8))
+    this.count = count
+    /** holders kept */
+    this.size = 0
+  }
+
+  /**
+   * Empties the list for the next lookup.
+   * @param {number} count
+   */
+  reset (count) {
+    this.count = count
+    this.size = 0
+  }
+
+  /**
+   * @param {number} key a candidate's `rankKey`
+   * @returns {boolean} whether a candidate of that rank would enter the list
+   */
+  admits (key) {
+    return this.size < this.count || key < this.keys[this.count - 1]
+  }
+
+  /**
+   * Enters a candidate that `admits` its key, dropping the worst when full.
+   * A strict `>` keeps earlier candidates ahead of later ones of equal rank.
+   * @param {T} id
+   * @param {number} key
+   */
+  insert (id, key) {
+    const ids = this.ids
+    let at = this.size === this.count ? this.count - 1 : this.size++
+    if (at === this.keys.length) {
+      const grown = new Float64Array(at * 2)
+      grown.set(this.keys)
+      this.keys = grown
+    }
+    const keys = this.keys
+    while (at > 0 && keys[at - 1] > key) {
+      ids[at] = ids[at - 1]
+      keys[at] = keys[at - 1]
+      at--
+    }
+    ids[at] = id
+    keys[at] = key
+  }
+}
 
 /**
  * Choose up to `count` holders for `asker` from `candidates`.
  *
- * Runs in O(candidates × count) with no allocation besides the result, so the
- * simulator can call it per request at millions of requests a second.
+ * Runs in O(candidates × count) and allocates only its result.
  *
  * @template T
  * @param {ArrayLike<T>} candidates holders of the asset (may include the asker)
@@ -46,30 +121,14 @@ let scratchKeys = new Float64Array(8)
 export function selectHolders (candidates, options) {
   const { asker, lastChosen, isConnected, accept } = options
   const count = options.count ?? POLICY_DEFAULTS.maxHolders
-  /** @type {T[]} */
-  const chosen = []
-  if (!(count >= 1)) return chosen
-  if (scratchKeys.length < Math.min(count, candidates.length)) scratchKeys = new Float64Array(candidates.length)
-  // rank keys of `chosen`, parallel array
-  const keys = scratchKeys
+  if (!(count >= 1)) return []
+  /** @type {HolderRanking<T>} */
+  const ranking = new HolderRanking(count)
   for (let i = 0; i < candidates.length; i++) {
     const id = candidates[i]
     if (id === asker) continue
-    // Connected peers sort before all others: subtract a constant larger than any timestamp.
-    const key = (isConnected !== undefined && isConnected(id) ? -1e15 : 0) + lastChosen(id)
-    if (chosen.length === count && key >= keys[count - 1]) continue
-    // `accept` is asked only about candidates that would make the list: the
-    // same result as filtering first, for a fraction of the calls.
-    if (accept !== undefined && !accept(id)) continue
-    // Insertion into the short sorted list; a strict `>` keeps earlier candidates ahead on ties.
-    let at = chosen.length === count ? count - 1 : chosen.length
-    while (at > 0 && keys[at - 1] > key) {
-      chosen[at] = chosen[at - 1]
-      keys[at] = keys[at - 1]
-      at--
-    }
-    chosen[at] = id
-    keys[at] = key
+    const key = rankKey(isConnected !== undefined && isConnected(id), lastChosen(id))
+    if (ranking.admits(key) && (accept === undefined || accept(id))) ranking.insert(id, key)
   }
-  return chosen
+  return ranking.ids.slice(0, ranking.size)
 }
