@@ -3,29 +3,21 @@
  * `isConnected` sees. A client keeps a channel to every peer it fetched from
  * during its current session; all close when that session ends, and a channel
  * also dies when the other peer's session ends, so each channel remembers
- * which session of the peer it reached. Each client's channels are one
- * contiguous list of [peer, peer's session]: checking a candidate is a short
- * sequential scan of memory the asker just used.
+ * which session of the peer it reached. Owners and peers are sessions' slots
+ * (online-slots.js): each session's channels are one contiguous list of
+ * [peer's slot, peer's session tag].
  */
 import { SlabLists } from './slab-lists.js'
 
-/** Open channels of every client. */
+/** Open channels of every online session. */
 export class ChannelTable {
   constructor () {
     this.lists = new SlabLists(2)
   }
 
-  /** @param {number} n clients to make room for */
-  ensureClients (n) {
+  /** @param {number} n owners (slots) to make room for */
+  ensureOwners (n) {
     this.lists.ensureOwners(n)
-  }
-
-  /**
-   * @param {number} c
-   * @returns {number} channels `c` has open (some may reach a peer's ended session)
-   */
-  count (c) {
-    return this.lists.length(c)
   }
 
   /**

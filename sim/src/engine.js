@@ -23,10 +23,10 @@ import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
 import { ClientStores, MAX_ENTRY_BYTES } from './client-stores.js'
 import { HolderIndex } from './holder-index.js'
-import { HOT_STRIDE, LIVE, ONLINE, SESSION, TOKENS, UNTIL, UNTIL_OPEN } from './engine-fields.js'
 import { engineResult } from './engine-result.js'
 import { ExpiryQueue } from './expiry-queue.js'
 import { HourlySeries, PeakRate } from './metrics.js'
+import { CLIENT, OnlineSlots, SLOT_STRIDE, TAG } from './online-slots.js'
 import { rankHolders, tryHolders } from './peer-lookup.js'
 import { Rng, hashUniform } from './rng.js'
 
@@ -54,15 +54,21 @@ export class Engine {
     this.adoptSalt = config.seed ^ 0x5bd1e995
 
     this.stores = new ClientStores()
+    /** the coordinator's content-location index: records [slot, tag] of online holders' sessions */
     this.holders = new HolderIndex()
+    /** the coordinator's peer records: per-session state of online clients, by slot */
+    this.slots = new OnlineSlots()
+    /** per slot, the data channels its session has open */
     this.channels = new ChannelTable()
+    this.channels.ensureOwners(this.slots.capacity)
     this.clientCap = 0
-    /** per client, [c*HOT_STRIDE + LIVE | CHOSEN | MARK | UNTIL] (engine-fields.js) */
-    this.hot = new Int32Array(0)
-    /** per client, [c*4 + ONLINE | SESSION | TOKENS] (engine-fields.js) */
-    this.cs = new Float64Array(0)
-    this.tokenAt = new Float64Array(0)
+    /** per client, its slot while online, −1 while offline */
+    this.slotOf = new Int32Array(0)
+    /** per client, bytes it served to peers */
     this.uploaded = new Float64Array(0)
+    /** per client, upload tokens left and when they were last topped up (only with an upload cap) */
+    this.tokens = new Float64Array(0)
+    this.tokenAt = new Float64Array(0)
     /** 0 unseen, 1 adopter seen, 2 non-adopter seen */
     this.seen = new Uint8Array(0)
     this.ensureClients(1024)
@@ -125,19 +131,14 @@ export class Engine {
     let cap = Math.max(1024, this.clientCap)
     while (cap < n) cap *= 2
     this.clientCap = cap
-    const old = this.cs.length / 4
-    this.cs = growTo(this.cs, cap * 4)
-    this.hot = growTo(this.hot, cap * HOT_STRIDE)
-    for (let c = old; c < cap; c++) {
-      this.hot[c * HOT_STRIDE + LIVE] = -1
-      this.cs[c * 4 + ONLINE] = -Infinity
-      this.cs[c * 4 + TOKENS] = this.uploadBurst
-    }
-    this.tokenAt = growTo(this.tokenAt, cap)
+    this.slotOf = growTo(this.slotOf, cap, -1)
     this.uploaded = growTo(this.uploaded, cap)
     this.seen = growTo(this.seen, cap)
+    if (this.capped) {
+      this.tokens = growTo(this.tokens, cap, this.uploadBurst)
+      this.tokenAt = growTo(this.tokenAt, cap)
+    }
     this.stores.ensureClients(cap)
-    this.channels.ensureClients(cap)
   }
 
   /**
@@ -185,21 +186,20 @@ export class Engine {
     let adopter = this.seen[c]
     if (adopter === 0) adopter = this.seen[c] = this.adoption >= 1 || hashUniform(c, this.adoptSalt) < this.adoption ? 1 : 2
     if (adopter === 1) {
-      const cs = this.cs
-      if (cs[c * 4 + ONLINE] < t) this.join(c, t, h)
+      // online clients have a slot; expire(t) has closed those whose time is over
+      let s = this.slotOf[c]
+      if (s === -1) s = this.join(c, t, h)
       if (flags & FLAG_CONT) {
-        cs[c * 4 + ONLINE] = Infinity
-        this.hot[c * HOT_STRIDE + UNTIL] = UNTIL_OPEN
+        this.slots.until[s] = Infinity
       } else {
         const until = t + this.linger
-        cs[c * 4 + ONLINE] = until
-        this.hot[c * HOT_STRIDE + UNTIL] = Math.min(UNTIL_OPEN - 1, Math.floor(until - this.firstTs))
+        this.slots.until[s] = until
         this.expiries.push(c, until)
       }
       if (flags & FLAG_ASSET) {
         this.assetRequests++
         this.assetBytes += size
-        this.serve(t, c, o, size, h)
+        this.serve(t, c, s, o, size, h)
         return
       }
     } else if (flags & FLAG_ASSET) {
@@ -215,11 +215,12 @@ export class Engine {
    * A request for an asset by an online adopter.
    * @param {number} t
    * @param {number} c
+   * @param {number} s its slot
    * @param {number} o
    * @param {number} size
    * @param {number} h hour index
    */
-  serve (t, c, o, size, h) {
+  serve (t, c, s, o, size, h) {
     const stores = this.stores
     const hs = this.hs
     const own = stores.find(c, o)
@@ -236,12 +237,12 @@ export class Engine {
     this.lookups.add(t)
     hs.lookups[h]++
     let from = -1
-    if (this.holders.count(o) > 0 && rankHolders(this, c, o, size) > 0) {
+    if (this.holders.count(o) > 0 && rankHolders(this, s, o, size) > 0) {
       // the requester holds no copy, so every sampled holder is another online client
       this.oracleRequests++
       this.oracleBytes += size
       hs.oracleBytes[h] += size
-      from = tryHolders(this, c)
+      from = tryHolders(this, s)
     }
     if (from === -1) {
       this.originRequests++
@@ -251,10 +252,11 @@ export class Engine {
       this.peerRequests++
       this.peerBytes += size
       hs.peerBytes[h] += size
-      this.uploaded[from] += size
-      if (this.capped) this.cs[from * 4 + TOKENS] -= size
+      const server = this.slots.state[from * SLOT_STRIDE + CLIENT]
+      this.uploaded[server] += size
+      if (this.capped) this.tokens[server] -= size
     }
-    this.store(t, c, o, size, h)
+    this.store(t, c, s, o, size, h)
   }
 
   /**
@@ -262,41 +264,48 @@ export class Engine {
    * entries to stay under quota, and lists it in the index (one `update`).
    * @param {number} t
    * @param {number} c
+   * @param {number} s its slot
    * @param {number} o
    * @param {number} size
    * @param {number} h
    */
-  store (t, c, o, size, h) {
+  store (t, c, s, o, size, h) {
     if (size > this.quota || size > MAX_ENTRY_BYTES) {
       this.tooBig++
       return
     }
     const stores = this.stores
     const holders = this.holders
-    const session = this.cs[c * 4 + SESSION]
+    const tag = this.slots.state[s * SLOT_STRIDE + TAG]
     while (stores.bytes[c] + size > this.quota) {
       const victim = stores.lruOf(c)
-      holders.remove(stores.objectAt(c, victim), c, session)
+      holders.remove(stores.objectAt(c, victim), s, tag)
       stores.removeAt(c, victim)
       this.evictions++
     }
     stores.insert(c, o, size)
-    holders.add(o, c, session)
+    holders.add(o, s, tag)
     this.updates.add(t)
     this.hs.updates[h]++
   }
 
   /**
-   * A session starts: the client joins with its holdings, which the index
-   * lists under the new session (records of its earlier sessions are stale).
+   * A session starts: the client joins with its holdings. It takes a slot (a
+   * new peer record: never chosen, no channels), and the index lists its
+   * holdings under the session's tag (records of its earlier sessions are stale).
    * @param {number} c
    * @param {number} t
    * @param {number} h
+   * @returns {number} its slot
    */
   join (c, t, h) {
-    const session = ++this.cs[c * 4 + SESSION]
-    this.hot[c * HOT_STRIDE + LIVE] = session
-    this.channels.reset(c)
+    const slots = this.slots
+    if (slots.tagsExhausted()) slots.renumber([this.holders.lists, this.channels.lists])
+    const s = slots.open(c)
+    if (s >= this.channels.lists.ownerCap) this.channels.ensureOwners(slots.capacity)
+    this.channels.reset(s)
+    this.slotOf[c] = s
+    const tag = slots.state[s * SLOT_STRIDE + TAG]
     const stores = this.stores
     const holders = this.holders
     const n = stores.count(c)
@@ -305,21 +314,23 @@ export class Engine {
     let touched = 0
     for (let i = 0; i < n; i++) touched += holders.count(stores.objectAt(c, i))
     this.prefetchSink += touched
-    for (let i = 0; i < n; i++) holders.add(stores.objectAt(c, i), c, session)
+    for (let i = 0; i < n; i++) holders.add(stores.objectAt(c, i), s, tag)
     this.joinHave += n
     this.joins.add(t)
     this.hs.joins[h]++
     this.online++
     if (this.hs.onlinePeak[h] < this.online) this.hs.onlinePeak[h] = this.online
+    return s
   }
 
   /**
    * A session ends. The coordinator drops the client's holdings; the index
-   * here drops them lazily (see rankHolders), so only the client's state changes.
+   * here drops them lazily (see rankHolders), so only the slot is given back.
    * @param {number} c
    */
   leave (c) {
-    this.hot[c * HOT_STRIDE + LIVE] = -1
+    this.slots.close(this.slotOf[c])
+    this.slotOf[c] = -1
     this.online--
   }
 
@@ -334,7 +345,8 @@ export class Engine {
       if (until >= t) break
       const c = q.shift()
       // a later request may have extended the client's time; then this entry is stale
-      if (this.cs[c * 4 + ONLINE] === until && this.hot[c * HOT_STRIDE + LIVE] !== -1) this.leave(c)
+      const s = this.slotOf[c]
+      if (s !== -1 && this.slots.until[s] === until) this.leave(c)
     }
   }
 

@@ -1,12 +1,12 @@
 /**
  * The coordinator's content-location index, as the simulator keeps it: per
  * object, a list of holders with swap-removal, like the coordinator's memory
- * store. A record is (client, session): the client listed the object in that
- * session. When a session starts the client lists all it holds again; a
- * record whose client is offline, or from an earlier session, is stale.
- * The coordinator drops a peer's records when it disconnects; here stale
- * records are dropped lazily, when a lookup meets them, which gives the same
- * lookups without touching every holding of every leaving client.
+ * store. A record is (slot, tag): the session with that tag (online-slots.js)
+ * listed the object. When a session starts the client lists all it holds
+ * again; a record of a session that has ended is stale. The coordinator
+ * drops a peer's records when it disconnects; here stale records are dropped
+ * lazily, when a lookup meets them, which gives the same lookups without
+ * touching every holding of every leaving client.
  */
 import { SlabLists } from './slab-lists.js'
 
@@ -14,7 +14,7 @@ import { SlabLists } from './slab-lists.js'
 export class HolderIndex {
   constructor () {
     /**
-     * per object: records [client, session]; the first two live in the
+     * per object: records [slot, tag]; the first two live in the
      * object's own record, so an object with few holders costs one cache line
      */
     this.lists = new SlabLists(2, 2)
@@ -40,13 +40,13 @@ export class HolderIndex {
 
   /**
    * @param {number} o
-   * @param {number} client
-   * @param {number} session
+   * @param {number} slot
+   * @param {number} tag
    */
-  add (o, client, session) {
+  add (o, slot, tag) {
     const lists = this.lists
-    const pos = lists.push(o, client)
-    lists.data(o)[lists.base(o) + pos * 2 + 1] = session
+    const pos = lists.push(o, slot)
+    lists.data(o)[lists.base(o) + pos * 2 + 1] = tag
   }
 
   /**
@@ -59,18 +59,18 @@ export class HolderIndex {
   }
 
   /**
-   * Drops the record (client, session) of `o`, if listed (an eviction).
+   * Drops the record (slot, tag) of `o`, if listed (an eviction).
    * @param {number} o
-   * @param {number} client
-   * @param {number} session
+   * @param {number} slot
+   * @param {number} tag
    */
-  remove (o, client, session) {
+  remove (o, slot, tag) {
     const lists = this.lists
     const pool = lists.data(o)
     const base = lists.base(o)
     const n = lists.length(o)
     for (let pos = 0; pos < n; pos++) {
-      if (pool[base + pos * 2] === client && pool[base + pos * 2 + 1] === session) {
+      if (pool[base + pos * 2] === slot && pool[base + pos * 2 + 1] === tag) {
         lists.removeAt(o, pos)
         return
       }

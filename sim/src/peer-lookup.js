@@ -8,21 +8,21 @@
  */
 import { rankKey } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
-import { CHOSEN, HOT_STRIDE, LIVE, MARK, ONLINE, TOKENS, UNTIL } from './engine-fields.js'
+import { CHOSEN, CLIENT, MARK, SLOT_STRIDE, TAG } from './online-slots.js'
 
 /** the largest `CHOSEN` an int32 holds */
 const CLOCK_LIMIT = 0x7fffffff
 
 /**
  * Moves the coordinator's clock back by half its range when it is about to
- * overflow `CHOSEN` (after 2^31 lookups): every client's time keeps its order,
+ * overflow `CHOSEN` (after 2^31 lookups): every session's time keeps its order,
  * except that those chosen over 2^30 lookups ago all count as never chosen.
  * @param {import('./engine.js').Engine} e
  */
 export function rebaseClock (e) {
   const shift = 0x40000000
-  const hot = e.hot
-  for (let at = CHOSEN; at < hot.length; at += HOT_STRIDE) hot[at] = Math.max(0, hot[at] - shift)
+  const state = e.slots.state
+  for (let at = CHOSEN; at < state.length; at += SLOT_STRIDE) state[at] = Math.max(0, state[at] - shift)
   e.clock -= shift
 }
 
@@ -34,15 +34,14 @@ export function rebaseClock (e) {
  * policy as it is read. Each sampled holder is offered to `e.ranking` (the
  * policy's `HolderRanking`, the ranking `selectHolders` runs) in sample order,
  * so the result is `selectHolders` over the sample, without copying it or
- * reading any holder twice. Stale records met on the way (an offline client,
- * or a session that ended) leave the index afterwards: the coordinator would
- * already have dropped them. A record is live when its session is its
- * client's `LIVE`.
+ * reading any holder twice. Stale records met on the way (sessions that
+ * ended) leave the index afterwards: the coordinator would already have
+ * dropped them. A record [slot, tag] is live while the slot's `TAG` is its tag.
  * @param {import('./engine.js').Engine} e
- * @param {number} c the asker
+ * @param {number} c the asker's slot
  * @param {number} o
  * @param {number} size bytes wanted (for `accept`)
- * @returns {number} online holders sampled; the ranked ones are in `e.ranking`
+ * @returns {number} online holders sampled; the ranked ones (slots) are in `e.ranking`
  */
 export function rankHolders (e, c, o, size) {
   e.size = size
@@ -51,7 +50,7 @@ export function rankHolders (e, c, o, size) {
   ranking.reset(e.maxHolders)
   const lists = e.holders.lists
   const pool = lists.data(o)
-  const hot = e.hot
+  const state = e.slots.state
   const want = e.candidateSample
   const n = lists.length(o)
   const base = lists.base(o)
@@ -61,11 +60,11 @@ export function rankHolders (e, c, o, size) {
   let wrapAt = -1
   for (let seen = 0; seen < n && found < want; seen++) {
     const p = pool[base + pos * 2]
-    const at = p * HOT_STRIDE
-    if (hot[at + LIVE] === pool[base + pos * 2 + 1]) {
+    const at = p * SLOT_STRIDE
+    if (state[at + TAG] === pool[base + pos * 2 + 1]) {
       found++
       if (p !== c) {
-        const key = rankKey(hot[at + MARK] === mark, hot[at + CHOSEN])
+        const key = rankKey(state[at + MARK] === mark, state[at + CHOSEN])
         if (ranking.admits(key) && accept(e, p)) ranking.insert(p, key)
       }
     } else {
@@ -92,8 +91,8 @@ export function rankHolders (e, c, o, size) {
  * The coordinator marks the first holder it hands out (handlers/lookup.js:
  * `store.markChosen`); the client tries the ranked holders in order.
  * @param {import('./engine.js').Engine} e
- * @param {number} c the asker
- * @returns {number} the peer that served, or -1
+ * @param {number} c the asker's slot
+ * @returns {number} the slot of the peer that served, or -1
  */
 export function tryHolders (e, c) {
   const ranking = e.ranking
@@ -102,7 +101,7 @@ export function tryHolders (e, c) {
   const chosen = ranking.ids
   e.lookupHits++
   if (e.clock === CLOCK_LIMIT) rebaseClock(e)
-  e.hot[chosen[0] * HOT_STRIDE + CHOSEN] = ++e.clock
+  e.slots.state[chosen[0] * SLOT_STRIDE + CHOSEN] = ++e.clock
   for (let i = 0; i < n; i++) {
     const p = chosen[i]
     if (connected(e, p)) {
@@ -114,19 +113,18 @@ export function tryHolders (e, c) {
       e.failures++
       continue
     }
-    e.channels.open(c, p, e.hot[p * HOT_STRIDE + LIVE])
+    e.channels.open(c, p, e.slots.state[p * SLOT_STRIDE + TAG])
     return p
   }
   return -1
 }
 
 /**
- * Marks the peers `c` has live channels to (to their current session) with
- * this lookup's number, in the record the lookup reads of every candidate
- * anyway: checking a candidate is then one comparison, not a scan of `c`'s
- * channels per candidate.
+ * Marks the sessions `c` has live channels to with this lookup's number, in
+ * the slot the lookup reads of every candidate anyway: checking a candidate is
+ * then one comparison, not a scan of `c`'s channels per candidate.
  * @param {import('./engine.js').Engine} e
- * @param {number} c the asker
+ * @param {number} c the asker's slot
  * @returns {number} this lookup's mark
  */
 function markChannels (e, c) {
@@ -137,49 +135,45 @@ function markChannels (e, c) {
   if (n === 0) return mark
   const pool = lists.pool
   const base = lists.base(c)
-  const hot = e.hot
+  const state = e.slots.state
   for (let i = 0; i < n; i++) {
-    const at = pool[base + i * 2] * HOT_STRIDE
-    if (hot[at + LIVE] === pool[base + i * 2 + 1]) hot[at + MARK] = mark
+    const at = pool[base + i * 2] * SLOT_STRIDE
+    if (state[at + TAG] === pool[base + i * 2 + 1]) state[at + MARK] = mark
   }
   return mark
 }
 
 /**
- * Whether the asker of the lookup in progress has a live data channel to
- * `p`: one it opened in its current session (older ones were closed), to
- * `p`'s current session, while `p` is online. Reads the marks `markChannels` left.
+ * Whether the asker of the lookup in progress has a live data channel to the
+ * session in slot `p`: one it opened in its current session (older ones were
+ * closed) to that session. Reads the marks `markChannels` left.
  * @param {import('./engine.js').Engine} e
- * @param {number} p
+ * @param {number} p a slot
  * @returns {boolean}
  */
 export function connected (e, p) {
-  return e.hot[p * HOT_STRIDE + MARK] === e.markSeq
+  return e.slots.state[p * SLOT_STRIDE + MARK] === e.markSeq
 }
 
 /**
- * The policy's `accept`: the holder is online (for the connection set-up
- * too, if a new channel is needed) and under its upload cap.
+ * The policy's `accept`, asked only about live holders: the holder stays
+ * online through a connection set-up, if a new channel is needed, and is
+ * under its upload cap.
  * @param {import('./engine.js').Engine} e
- * @param {number} p
+ * @param {number} p a live holder's slot
  * @returns {boolean}
  */
 export function accept (e, p) {
   const t = e.now
-  const hot = e.hot
-  const at = p * HOT_STRIDE
-  if (hot[at + LIVE] === -1) return false
-  // `UNTIL` (whole seconds, rounded down) clears most holders; the exact time decides the rest
-  if (e.setupTime > 0 && hot[at + UNTIL] < t - e.firstTs + e.setupTime &&
-      e.cs[p * 4 + ONLINE] < t + e.setupTime && !connected(e, p)) {
+  if (e.setupTime > 0 && e.slots.until[p] < t + e.setupTime && !connected(e, p)) {
     e.setupRefusals++
     return false
   }
   if (e.capped) {
-    const cs = e.cs
-    const tok = Math.min(e.uploadBurst, cs[p * 4 + TOKENS] + (t - e.tokenAt[p]) * e.uploadRate)
-    cs[p * 4 + TOKENS] = tok
-    e.tokenAt[p] = t
+    const q = e.slots.state[p * SLOT_STRIDE + CLIENT]
+    const tok = Math.min(e.uploadBurst, e.tokens[q] + (t - e.tokenAt[q]) * e.uploadRate)
+    e.tokens[q] = tok
+    e.tokenAt[q] = t
     if (tok < e.size) return false
   }
   return true

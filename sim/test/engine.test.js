@@ -1,11 +1,13 @@
 // The replay model on tiny hand-written traces whose results are worked out by hand.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { FLAG_ASSET, RequestBatch } from '../src/batch.js'
 import { resolveConfig } from '../src/config.js'
-import { CHOSEN, HOT_STRIDE } from '../src/engine-fields.js'
 import { Engine } from '../src/engine.js'
+import { CHOSEN, SLOT_STRIDE, TAG } from '../src/online-slots.js'
 import { rebaseClock } from '../src/peer-lookup.js'
 import { replayRequests, runSimulation } from '../src/run.js'
+import { SessionWindow } from '../src/session-window.js'
 
 /** A deterministic config: no connection failures or set-up time, no plug-in pass. */
 const base = { failRate: 0, setupTime: 0, pluginAdoption: 0, linger: 60, sessionGap: 1800 }
@@ -16,6 +18,23 @@ const base = { failRate: 0, setupTime: 0, pluginAdoption: 0, linger: 60, session
  */
 function replay (requests, options = {}) {
   return replayRequests(requests, resolveConfig({ ...base, ...options })).maygh
+}
+
+/**
+ * Replays `requests` through one engine and returns the engine, for tests of its state.
+ * @param {[number, number, number, number][]} requests [t, client, object, bytes], all assets
+ * @param {object} [options]
+ * @param {(engine: Engine) => void} [prepare] called before the first request
+ */
+function engineAfter (requests, options = {}, prepare = () => {}) {
+  const engine = new Engine(resolveConfig({ ...base, ...options }))
+  prepare(engine)
+  const window = new SessionWindow(engine.config.sessionGap, (b) => engine.processBatch(b))
+  const batch = new RequestBatch()
+  for (const [t, c, o, bytes] of requests) batch.push(t, c, o, bytes, FLAG_ASSET)
+  window.push(batch)
+  window.flush()
+  return engine
 }
 
 /** @param {ReturnType<typeof replay>} r */
@@ -117,15 +136,63 @@ test('the set-up check is exact at fractions of a second', () => {
 
 test('the coordinator clock moves back before it overflows, keeping the order of choices', () => {
   const engine = new Engine(resolveConfig(base))
-  engine.ensureClients(4)
+  const slots = [0, 1, 2, 3].map((c) => engine.slots.open(c))
   const times = [0, 5, 0x40000000 + 7, 0x7ffffff0]
-  times.forEach((t, c) => { engine.hot[c * HOT_STRIDE + CHOSEN] = t })
+  times.forEach((t, i) => { engine.slots.state[slots[i] * SLOT_STRIDE + CHOSEN] = t })
   engine.clock = 0x7fffffff
   rebaseClock(engine)
   assert.equal(engine.clock, 0x3fffffff)
-  const after = times.map((_, c) => engine.hot[c * HOT_STRIDE + CHOSEN])
+  const after = slots.map((s) => engine.slots.state[s * SLOT_STRIDE + CHOSEN])
   // never chosen and chosen long ago both read as never; the order of the rest holds
   assert.deepEqual(after, [0, 0, 7, 0x3ffffff0])
+})
+
+test('a client that comes back is a new peer record: never chosen, as the coordinator stores it', () => {
+  // Q (3) holds x all along. P (0) gets x from Q (Q chosen), B (1) gets x from P (P chosen),
+  // P leaves at t=20 and comes back at t=100 (linger 0, 60 s session gap).
+  const requests = /** @type {[number, number, number, number][]} */ ([
+    [0, 3, 1, 100], [50, 3, 9, 100], [100, 3, 9, 100], [150, 3, 9, 100],
+    [1, 0, 1, 100], [10, 1, 1, 100], [20, 0, 2, 100], [100, 0, 3, 100], [150, 0, 4, 100]
+  ].sort((a, b) => a[0] - b[0]))
+  const before = engineAfter(requests.filter(([t]) => t < 100), { linger: 0, sessionGap: 60 })
+  const slotP = before.slotOf[0]
+  assert.equal(slotP, -1, 'P has left')
+  const after = engineAfter(requests.filter(([t]) => t <= 100), { linger: 0, sessionGap: 60 })
+  const s = after.slotOf[0]
+  assert.notEqual(s, -1)
+  assert.equal(after.slots.state[s * SLOT_STRIDE + CHOSEN], 0)
+  assert.equal(after.slots.state[after.slotOf[3] * SLOT_STRIDE + CHOSEN], 1, 'Q, still online, keeps its time')
+  assert.equal(after.peerRequests, 2)
+})
+
+test('session tags are renumbered before they overflow; live records keep working, stale ones go', async () => {
+  // Renumbering many times must not change what is online where: the oracle and own-store
+  // figures do not depend on the order of holder lists, so they match a run without it.
+  const source = { synthetic: /** @type {'etsy'} */ ('etsy'), generator: { requests: 40_000, days: 1, seed: 4 } }
+  const plain = await runSimulation(source, resolveConfig({ pluginAdoption: 0 }))
+  let renumbered = 0
+  const engine = new Engine(resolveConfig({ pluginAdoption: 0 }))
+  const renumber = engine.slots.renumber.bind(engine.slots)
+  engine.slots.renumber = (lists) => { renumbered++; renumber(lists) }
+  engine.slots.tagLimit = engine.slots.capacity + 300
+  const { EtsyGenerator } = await import('../src/synthetic-etsy.js')
+  const window = new SessionWindow(engine.config.sessionGap, (b) => engine.processBatch(b))
+  for (const b of new EtsyGenerator({ requests: 40_000, days: 1, seed: 4 }).batches()) window.push(b)
+  window.flush()
+  const r = engine.finish()
+  assert.ok(renumbered > 3, `renumbered ${renumbered} times`)
+  assert.equal(r.requests, plain.maygh.requests)
+  assert.equal(r.oracleBytes, plain.maygh.oracleBytes)
+  assert.equal(r.cacheBytes, plain.maygh.cacheBytes)
+  assertBytesAddUp(r)
+  // every record left in the index is live or stale by its tag, and no live tag exceeds the last
+  const lists = engine.holders.lists
+  for (let o = 0; o < engine.objectsSeen; o++) {
+    for (let i = 0; i < lists.length(o); i++) {
+      const tag = lists.data(o)[lists.base(o) + i * 2 + 1]
+      assert.ok(tag > 0 && tag <= engine.slots.lastTag)
+    }
+  }
 })
 
 test('nobody serves when nobody adopts', () => {

@@ -134,7 +134,7 @@ test('SlabLists hand out disjoint blocks, and a fresh owner is an empty list wit
 
 test('ChannelTable remembers the peer session each channel reached, until reset', () => {
   const ch = new ChannelTable()
-  ch.ensureClients(10)
+  ch.ensureOwners(10)
   assert.equal(ch.peerSession(1, 2), -1)
   ch.open(1, 2, 7)
   ch.open(1, 3, 4)
