@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { selectHolders, POLICY_DEFAULTS } from '../src/policy/peer-selection.js'
+import { HolderRanking, selectHolders, POLICY_DEFAULTS } from '../src/policy/peer-selection.js'
 
 const chosenAt = (/** @type {Record<string, number>} */ times) => (/** @type {string} */ id) => times[id] ?? 0
 
@@ -42,4 +42,16 @@ test('accept is asked only about candidates that could be chosen, with the same 
 
 test('a count below one chooses nobody', () => {
   assert.deepEqual(selectHolders(['a'], { asker: 'me', count: 0, lastChosen: () => 0 }), [])
+})
+
+test('a ranking that keeps nobody admits nobody', () => {
+  const ranking = new HolderRanking(0)
+  assert.equal(ranking.admits(-1e300), false)
+  ranking.reset(2)
+  assert.equal(ranking.admits(5), true)
+  ranking.insert('a', 5)
+  ranking.insert('b', 3)
+  assert.equal(ranking.admits(4), true)
+  assert.equal(ranking.admits(5), false, 'a full list admits only a better rank')
+  assert.deepEqual(ranking.ids.slice(0, ranking.size), ['b', 'a'])
 })

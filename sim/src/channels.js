@@ -12,7 +12,8 @@ import { SlabLists } from './slab-lists.js'
 /** Open channels of every online session. */
 export class ChannelTable {
   constructor () {
-    this.lists = new SlabLists(2)
+    // a session opens a few channels: room for them from the start
+    this.lists = new SlabLists(2, 0, 8)
   }
 
   /** @param {number} n owners (slots) to make room for */
@@ -59,7 +60,6 @@ export class ChannelTable {
         return
       }
     }
-    const pos = lists.push(c, p)
-    lists.pool[lists.base(c) + pos * 2 + 1] = session
+    lists.push(c, p, session)
   }
 }

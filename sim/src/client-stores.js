@@ -39,8 +39,9 @@ function pairHash (c, o) {
 /** All clients' LRU stores. */
 export class ClientStores {
   constructor () {
+    // a visit fetches 6–16 objects: a first block that holds them needs no moves while it fills
     /** per client, records [object, size, prev, next] */
-    this.lists = new SlabLists(STRIDE)
+    this.lists = new SlabLists(STRIDE, 0, 16)
     /** per client, positions of [2c] the most and [2c+1] the least recently used entry */
     this.ends = new Int32Array(2048).fill(-1)
     /** bytes each client holds */
@@ -118,10 +119,8 @@ export class ClientStores {
    */
   insert (c, o, size) {
     const lists = this.lists
-    const pos = lists.push(c, o)
-    const base = lists.base(c)
-    lists.pool[base + pos * 4 + S_SIZE] = size
-    this.linkFront(c, base, pos)
+    const pos = lists.push(c, o, size) // S_SIZE is field 1
+    this.linkFront(c, lists.base(c), pos)
     this.bytes[c] += size
     this.live++
     if (this.indexed[c] === 1) this.tableInsert(c, o, pos)

@@ -48,8 +48,8 @@ export class Engine {
     this.uploadBurst = config.uploadBurst
     this.capped = config.uploadRate !== Infinity
     // small integers in the lookup loop; no list is longer than 2^30 records
-    this.candidateSample = Math.min(config.candidateSample, 0x40000000)
-    this.maxHolders = Math.min(config.maxHolders, 0x40000000)
+    this.candidateSample = Math.min(config.candidateSample, 0x40000000) | 0
+    this.maxHolders = Math.min(config.maxHolders, 0x40000000) | 0
     this.rng = new Rng(config.seed * 7919 + 17)
     this.adoptSalt = config.seed ^ 0x5bd1e995
 

@@ -44,9 +44,7 @@ export class HolderIndex {
    * @param {number} tag
    */
   add (o, slot, tag) {
-    const lists = this.lists
-    const pos = lists.push(o, slot)
-    lists.data(o)[lists.base(o) + pos * 2 + 1] = tag
+    this.lists.push(o, slot, tag)
   }
 
   /**

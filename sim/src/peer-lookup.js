@@ -13,6 +13,11 @@ import { CHOSEN, CLIENT, MARK, SLOT_STRIDE, TAG } from './online-slots.js'
 /** the largest `CHOSEN` an int32 holds */
 const CLOCK_LIMIT = 0x7fffffff
 
+// The loops below address slot fields by number, as `state[(slot << 2) + 2]`
+// for MARK: checked here against the layout they assume.
+const LAYOUT = [SLOT_STRIDE, TAG, CHOSEN, MARK]
+if (LAYOUT.join() !== '4,0,1,2') throw new Error(`peer-lookup.js assumes slot layout 4,0,1,2, not ${LAYOUT}`)
+
 /**
  * Moves the coordinator's clock back by half its range when it is about to
  * overflow `CHOSEN` (after 2^31 lookups): every session's time keeps its order,
@@ -54,19 +59,22 @@ export function rankHolders (e, c, o, size) {
   const want = e.candidateSample
   const n = lists.length(o)
   const base = lists.base(o)
+  const rank = rankKey
   let pos = n > want ? e.rng.int(n) : 0
   let found = 0
   let stale = 0
   let wrapAt = -1
+  // Slot fields by number (see LAYOUT below): V8 reloads and re-checks an
+  // imported binding at every use, and this loop runs for every holder sampled.
   for (let seen = 0; seen < n && found < want; seen++) {
-    const p = pool[base + pos * 2]
-    const at = p * SLOT_STRIDE
-    if (state[at + TAG] === pool[base + pos * 2 + 1]) {
+    const rec = base + 2 * pos
+    const p = pool[rec]
+    const at = p << 2
+    if (state[at] === pool[rec + 1]) {
       found++
-      if (p !== c) {
-        const key = rankKey(state[at + MARK] === mark, state[at + CHOSEN])
-        if (ranking.admits(key) && accept(e, p)) ranking.insert(p, key)
-      }
+      const connected = state[at + 2] === mark
+      const key = rank(connected, state[at + 1])
+      if (ranking.admits(key) && p !== c && accept(e, p, connected)) ranking.insert(p, key)
     } else {
       if (stale === e.staleBuf.length) e.staleBuf = growTo(e.staleBuf, stale + 1)
       e.staleBuf[stale++] = pos
@@ -137,8 +145,8 @@ function markChannels (e, c) {
   const base = lists.base(c)
   const state = e.slots.state
   for (let i = 0; i < n; i++) {
-    const at = pool[base + i * 2] * SLOT_STRIDE
-    if (state[at + TAG] === pool[base + i * 2 + 1]) state[at + MARK] = mark
+    const at = pool[base + i * 2] << 2 // slot fields by number: see LAYOUT
+    if (state[at] === pool[base + i * 2 + 1]) state[at + 2] = mark
   }
   return mark
 }
@@ -161,11 +169,12 @@ export function connected (e, p) {
  * under its upload cap.
  * @param {import('./engine.js').Engine} e
  * @param {number} p a live holder's slot
+ * @param {boolean} connected whether the asker has a channel to it (`connected(e, p)`)
  * @returns {boolean}
  */
-export function accept (e, p) {
+export function accept (e, p, connected) {
   const t = e.now
-  if (e.setupTime > 0 && e.slots.until[p] < t + e.setupTime && !connected(e, p)) {
+  if (e.setupTime > 0 && !connected && e.slots.until[p] < t + e.setupTime) {
     e.setupRefusals++
     return false
   }

@@ -52,11 +52,12 @@ export class Rng {
   }
 
   /**
-   * @param {number} n exclusive upper bound (n ≤ 2^32)
+   * @param {number} n exclusive upper bound (n ≤ 2^31)
    * @returns {number} uniform integer in [0, n)
    */
   int (n) {
-    return Math.floor(this.random() * n)
+    // truncation is the floor of a non-negative number, and keeps the result an int32
+    return (this.random() * n) | 0
   }
 
   /** @returns {number} standard normal variate (Box–Muller, both halves used) */

@@ -26,18 +26,20 @@ const INLINE_AT = 4
 /** Lists of `stride`-int records, one list per owner id. */
 export class SlabLists {
   /**
-   * @param {number} stride int32 fields per record; field 0 is the item id
+   * @param {number} stride int32 fields per record (at least 2); field 0 is the item id
    * @param {number} [inline] records kept in the owner's own record before it takes a block
+   * @param {number} [firstBlock] records the first block holds at least (fewer moves while lists grow)
    */
-  constructor (stride, inline = 0) {
+  constructor (stride, inline = 0, firstBlock = 2) {
+    if (!(stride >= 2)) throw new TypeError(`a SlabLists record has at least 2 fields, not ${stride}`)
     this.stride = stride
     this.inline = inline
     /** int32 fields per owner record: a power of two, so records never straddle cache lines */
     this.metaStride = 4
     while (this.metaStride < INLINE_AT + inline * stride) this.metaStride *= 2
-    /** the size class of the first block a list takes (twice its inline room, at least 2 slots) */
+    /** the size class of the first block a list takes (twice its inline room, at least `firstBlock` slots) */
     this.firstClass = 1
-    while (1 << this.firstClass < 2 * inline) this.firstClass++
+    while (1 << this.firstClass < Math.max(2 * inline, firstBlock)) this.firstClass++
     /** per owner, [o*metaStride + OFF | LEN | CLS | (unused) | inline records …] */
     this.meta = new Int32Array(0)
     this.ownerCap = 0
@@ -90,13 +92,37 @@ export class SlabLists {
   }
 
   /**
-   * Appends a record whose first field is `item`; the caller fills the other
-   * fields in `data(owner)` at `base(owner) + position * stride`.
+   * Appends a record whose first two fields are `item` and `second`; the
+   * caller fills any others in `data(owner)` at `base(owner) + position * stride`.
    * @param {number} owner
    * @param {number} item
+   * @param {number} second field 1 of the record (the lists here all have one)
    * @returns {number} the record's position in the list
    */
-  push (owner, item) {
+  push (owner, item, second) {
+    const meta = this.meta
+    const m = owner * this.metaStride
+    const off = meta[m + OFF]
+    const n = meta[m + LEN]
+    // the common case, small enough to be inlined: a block with room
+    if (off === NONE || n === 1 << meta[m + CLS]) return this.pushSlow(owner, item, second)
+    const at = (off + n) * this.stride
+    const pool = this.pool
+    pool[at] = item
+    pool[at + 1] = second
+    meta[m + LEN] = n + 1
+    this.total++
+    return n
+  }
+
+  /**
+   * `push` into an inline list, or into a full block (moving to a larger one).
+   * @param {number} owner
+   * @param {number} item
+   * @param {number} second
+   * @returns {number} the record's position in the list
+   */
+  pushSlow (owner, item, second) {
     const meta = this.meta
     const stride = this.stride
     const m = owner * this.metaStride
@@ -104,7 +130,9 @@ export class SlabLists {
     const n = meta[m + LEN]
     if (off === NONE) {
       if (n < this.inline) {
-        meta[m + INLINE_AT + n * stride] = item
+        const at = m + INLINE_AT + n * stride
+        meta[at] = item
+        meta[at + 1] = second
         meta[m + LEN] = n + 1
         this.total++
         return n
@@ -116,19 +144,23 @@ export class SlabLists {
       for (let i = 0, to = off * stride, len = n * stride; i < len; i++) pool[to + i] = meta[m + INLINE_AT + i]
       meta[m + OFF] = off
       meta[m + CLS] = k
-    } else if (n === 1 << meta[m + CLS]) {
+    } else {
       const k = meta[m + CLS] + 1
       const next = this.alloc(k)
-      // a loop, not copyWithin: the blocks are short and the builtin's call costs more than the copy
       const pool = this.pool
       const to = next * stride
       const from = off * stride
-      for (let i = 0, len = n * stride; i < len; i++) pool[to + i] = pool[from + i]
+      const len = n * stride
+      // short blocks by loop: for them the builtin's call costs more than the copy
+      if (len > 64) pool.copyWithin(to, from, from + len)
+      else for (let i = 0; i < len; i++) pool[to + i] = pool[from + i]
       this.release(off, k - 1)
       off = meta[m + OFF] = next
       meta[m + CLS] = k
     }
-    this.pool[(off + n) * stride] = item
+    const at = (off + n) * stride
+    this.pool[at] = item
+    this.pool[at + 1] = second
     meta[m + LEN] = n + 1
     this.total++
     return n

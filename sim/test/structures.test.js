@@ -92,8 +92,7 @@ for (const inline of [0, 2]) {
         r.length = 0
       } else {
         const item = rng.int(1e6)
-        const pos = lists.push(o, item)
-        lists.data(o)[lists.base(o) + pos * 2 + 1] = item * 3
+        lists.push(o, item, item * 3)
         r.push(item)
       }
       if (lists.data(o) === lists.meta) sawInline ||= r.length > 0
@@ -118,18 +117,22 @@ for (const inline of [0, 2]) {
 }
 
 test('SlabLists hand out disjoint blocks, and a fresh owner is an empty list without being touched', () => {
-  const lists = new SlabLists(1)
+  const lists = new SlabLists(2)
   lists.ensureOwners(5000)
   for (let o = 0; o < 5000; o++) assert.equal(lists.length(o), 0)
   // fill many owners to different sizes; every record must survive the others' growth
   for (let round = 0; round < 40; round++) {
-    for (let o = 0; o < 50; o++) if (round < o) lists.push(o, o * 1000 + round)
+    for (let o = 0; o < 50; o++) if (round < o) lists.push(o, o * 1000 + round, -o)
   }
   for (let o = 0; o < 50; o++) {
     const n = Math.min(40, o)
     assert.equal(lists.length(o), n)
-    for (let i = 0; i < n; i++) assert.equal(lists.pool[lists.base(o) + i], o * 1000 + i)
+    for (let i = 0; i < n; i++) {
+      assert.equal(lists.pool[lists.base(o) + i * 2], o * 1000 + i)
+      assert.equal(lists.pool[lists.base(o) + i * 2 + 1], -o)
+    }
   }
+  assert.throws(() => new SlabLists(1), TypeError)
 })
 
 test('ChannelTable remembers the peer session each channel reached, until reset', () => {

@@ -58,6 +58,8 @@ export class HolderRanking {
     this.count = count
     /** holders kept */
     this.size = 0
+    /** the rank a candidate must beat to enter: the worst kept once the list is full */
+    this.worst = count >= 1 ? Infinity : -Infinity
   }
 
   /**
@@ -67,6 +69,7 @@ export class HolderRanking {
   reset (count) {
     this.count = count
     this.size = 0
+    this.worst = count >= 1 ? Infinity : -Infinity
   }
 
   /**
@@ -74,7 +77,7 @@ export class HolderRanking {
    * @returns {boolean} whether a candidate of that rank would enter the list
    */
   admits (key) {
-    return this.size < this.count || key < this.keys[this.count - 1]
+    return key < this.worst
   }
 
   /**
@@ -99,6 +102,7 @@ export class HolderRanking {
     }
     ids[at] = id
     keys[at] = key
+    if (this.size === this.count) this.worst = keys[this.count - 1]
   }
 }
 
