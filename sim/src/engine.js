@@ -64,7 +64,7 @@ export class Engine {
     this.clientCap = 0
     /** per client, its slot while online, −1 while offline */
     this.slotOf = new Int32Array(0)
-    /** per client, bytes it served to peers */
+    /** per client, bytes it served to peers in its ended sessions (finish adds the open ones') */
     this.uploaded = new Float64Array(0)
     /** per client, upload tokens left and when they were last topped up (only with an upload cap) */
     this.tokens = new Float64Array(0)
@@ -121,6 +121,8 @@ export class Engine {
     this.joins = new PeakRate()
     this.hourly = new HourlySeries()
     this.hour = -1
+    /** when the current hour ends */
+    this.hourEnd = -Infinity
     /** @type {Record<string, Float64Array>} */
     this.hs = this.hourly.series
   }
@@ -173,12 +175,8 @@ export class Engine {
     this.requests++
     this.bytes += size
     if (!this.expiries.empty()) this.expire(t)
-    const h = this.hourly.hourOf(t)
-    if (h !== this.hour) {
-      this.hour = h
-      this.hs = this.hourly.series
-      if (this.hs.onlinePeak[h] < this.online) this.hs.onlinePeak[h] = this.online
-    }
+    if (t >= this.hourEnd) this.startHour(t)
+    const h = this.hour
     const hs = this.hs
     hs.requests[h]++
     hs.bytes[h] += size
@@ -209,6 +207,18 @@ export class Engine {
     this.originRequests++
     this.originBytes += size
     hs.originBytes[h] += size
+  }
+
+  /**
+   * The first request of an hour: the hourly series move on (times never go back).
+   * @param {number} t
+   */
+  startHour (t) {
+    const h = this.hourly.hourOf(t)
+    this.hour = h
+    this.hourEnd = this.hourly.start + (h + 1) * 3600
+    this.hs = this.hourly.series
+    if (this.hs.onlinePeak[h] < this.online) this.hs.onlinePeak[h] = this.online
   }
 
   /**
@@ -252,9 +262,9 @@ export class Engine {
       this.peerRequests++
       this.peerBytes += size
       hs.peerBytes[h] += size
-      const server = this.slots.state[from * SLOT_STRIDE + CLIENT]
-      this.uploaded[server] += size
-      if (this.capped) this.tokens[server] -= size
+      // counted in the dense slot table; added to the client's total when its session ends
+      this.slots.uploaded[from] += size
+      if (this.capped) this.tokens[this.slots.state[from * SLOT_STRIDE + CLIENT]] -= size
     }
     this.store(t, c, s, o, size, h)
   }
@@ -329,7 +339,9 @@ export class Engine {
    * @param {number} c
    */
   leave (c) {
-    this.slots.close(this.slotOf[c])
+    const s = this.slotOf[c]
+    this.uploaded[c] += this.slots.uploaded[s]
+    this.slots.close(s)
     this.slotOf[c] = -1
     this.online--
   }
@@ -355,6 +367,13 @@ export class Engine {
    * @returns {import('./engine-result.js').EngineResult}
    */
   finish () {
+    // sessions still open: their uploads so far join their clients' totals
+    const slots = this.slots
+    for (let s = 0; s < slots.capacity; s++) {
+      if (slots.state[s * SLOT_STRIDE + TAG] === 0) continue
+      this.uploaded[slots.state[s * SLOT_STRIDE + CLIENT]] += slots.uploaded[s]
+      slots.uploaded[s] = 0
+    }
     return engineResult(this)
   }
 }

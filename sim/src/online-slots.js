@@ -32,6 +32,8 @@ export class OnlineSlots {
     this.state = new Int32Array(0)
     /** per slot, the time its client is online until (∞ while its session goes on) */
     this.until = new Float64Array(0)
+    /** per slot, bytes the session has served so far (the engine adds them to its client's total when it ends) */
+    this.uploaded = new Float64Array(0)
     /** slots made so far */
     this.capacity = 0
     /** free slots, the most recently freed on top (its memory is the warmest) */
@@ -49,6 +51,7 @@ export class OnlineSlots {
     const old = this.capacity
     this.state = growTo(this.state, capacity * SLOT_STRIDE)
     this.until = growTo(this.until, capacity)
+    this.uploaded = growTo(this.uploaded, capacity)
     this.free = growTo(this.free, capacity)
     this.capacity = this.state.length / SLOT_STRIDE
     // hand out low slots first, so the table stays as small as the online crowd
@@ -70,6 +73,7 @@ export class OnlineSlots {
     state[at + CHOSEN] = 0
     state[at + MARK] = 0
     state[at + CLIENT] = client
+    this.uploaded[s] = 0
     return s
   }
 
