@@ -9,6 +9,10 @@
  * reached from anything else. Without root (a developer's laptop), it runs in
  * the normal namespace and says so.
  *
+ * First it installs the Debian packages the suites need when the machine
+ * lacks them (scripts/install-system-deps.sh: browsers, redis-server; needs
+ * root, as on CI); `MAYGH_TEST_NO_INSTALL=1` skips that step.
+ *
  * `npm test -- FILE…` runs just those files.
  */
 import { spawnSync, spawn } from 'node:child_process'
@@ -39,6 +43,11 @@ function canIsolate () {
   if (process.env.MAYGH_TEST_NO_NETNS === '1') return false
   const probe = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' })
   return probe.status === 0
+}
+
+if (process.env.MAYGH_TEST_NO_INSTALL !== '1') {
+  const install = spawnSync('bash', [join(root, 'scripts/install-system-deps.sh')], { stdio: 'inherit' })
+  if (install.status !== 0) console.log('some system packages are missing: the tests that need them will fail (see above)')
 }
 
 const size = await buildClient()
