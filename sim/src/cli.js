@@ -10,8 +10,9 @@ import { SimError } from './errors.js'
 import { formatBytes, formatCount, formatPercent, formatRate, textTable } from './format.js'
 import { ProgressBar } from './progress.js'
 import { writeReport } from './report-html.js'
-import { runSimulation, toReport } from './run.js'
-import { parseSweep, runSweep } from './sweep.js'
+import { toReport } from './run.js'
+import { DEFAULT_PARALLEL, runJobs } from './run-pool.js'
+import { parseSweep, sweepJobs, sweepTable, valueLabel } from './sweep.js'
 import { ETSY_DEFAULTS } from './etsy-params.js'
 
 /**
@@ -31,6 +32,7 @@ const GENERAL = /** @type {const} */ ([
   ['json', '', 'print one JSON object on stdout instead of the summary'],
   ['report', 'FILE', 'also write an HTML report (tables and charts; opens offline)'],
   ['sweep', 'NAME=V1,V2,…', 'replay once per value of a model option and tabulate savings (repeatable)'],
+  ['jobs', String(DEFAULT_PARALLEL), 'runs (main and sweep values) replayed at once, each on a core of its own'],
   ['no-progress', '', 'never draw the progress bar'],
   ['help', '', 'show this help']
 ])
@@ -93,6 +95,7 @@ export function parseCli (argv) {
     json: { type: 'boolean' },
     report: { type: 'string' },
     sweep: { type: 'string', multiple: true },
+    jobs: { type: 'string' },
     'no-progress': { type: 'boolean' },
     help: { type: 'boolean' }
   }
@@ -129,7 +132,9 @@ export function parseCli (argv) {
     ? { trace: /** @type {string} */ (v.trace), format: v.format ?? 'auto' }
     : { synthetic: /** @type {'etsy'} */ ('etsy'), generator: { ...generator, seed: config.seed } }
   const sweeps = (v.sweep ?? []).map(parseSweep)
-  return { help: false, source, config, sweeps, json: v.json === true, report: v.report, progress: v['no-progress'] !== true }
+  const jobs = v.jobs === undefined ? DEFAULT_PARALLEL : parseNumber('jobs', v.jobs, 'count')
+  if (!(Number.isInteger(jobs) && jobs >= 1 && jobs <= 256)) throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--jobs ${v.jobs} must be an integer from 1 to 256`)
+  return { help: false, source, config, sweeps, jobs, json: v.json === true, report: v.report, progress: v['no-progress'] !== true }
 }
 
 /**
@@ -169,7 +174,7 @@ export function summaryText (r) {
   }
   for (const s of r.sweeps) {
     out.push('', `sweep of ${s.param}:`, textTable([s.param, 'savings', 'peers', 'own store', 'oracle'],
-      s.rows.map((/** @type {any} */ row) => [showDefault(row.value), formatPercent(row.savings), formatPercent(row.peerSavings), formatPercent(row.cacheSavings), formatPercent(row.oracleSavings)])))
+      s.rows.map((/** @type {any} */ row) => [row.label, formatPercent(row.savings), formatPercent(row.peerSavings), formatPercent(row.cacheSavings), formatPercent(row.oracleSavings)])))
   }
   out.push('', `replayed in ${r.elapsedSeconds.toFixed(1)} s (${formatCount(r.requestsPerSecond)} requests/s)`)
   return out.join('\n') + '\n'
@@ -201,17 +206,19 @@ export async function main (argv, io = {}) {
       stdout.write(helpText())
       return 0
     }
-    const { source, config, sweeps } = /** @type {Required<typeof cli>} */ (cli)
+    const { source, config, sweeps, jobs } = /** @type {Required<typeof cli>} */ (cli)
     bar = new ProgressBar(stderr, { enabled: cli.progress })
-    const onProgress = bar.update.bind(bar)
-    const run = await runSimulation(source, config, { onProgress })
-    const sweepResults = []
-    for (const spec of sweeps) {
-      sweepResults.push(await runSweep(source, config, spec, {
-        onProgress,
-        onRun: (value) => { if (bar) bar.label = `${spec.flag}=${showDefault(value)}` }
-      }))
-    }
+    const sweepRuns = sweeps.map((spec) => sweepJobs(source, config, spec))
+    const labels = ['replaying', ...sweeps.flatMap((spec) => spec.values.map((value) => `${spec.flag}=${valueLabel(spec, value)}`))]
+    const active = bar
+    const results = await runJobs([{ source, config }, ...sweepRuns.flat()], {
+      parallel: jobs,
+      onProgress: active.update.bind(active),
+      onStart: (index) => { active.label = labels.length > 1 ? `run ${index + 1}/${labels.length} ${labels[index]}` : labels[index] }
+    })
+    let at = 1
+    const sweepResults = sweeps.map((spec, i) => sweepTable(spec, results.slice(at, (at += sweepRuns[i].length))))
+    const run = results[0]
     bar.done()
     const report = toReport(run, config, sweepResults)
     if (cli.report) await writeReport(cli.report, report)

@@ -20,6 +20,22 @@ export function formatBytes (n) {
 }
 
 /**
+ * @param {number} n bytes
+ * @returns {string} e.g. "50 MiB", "1.5 KiB" (binary units, as the byte flags read them)
+ */
+export function formatBinaryBytes (n) {
+  if (!Number.isFinite(n)) return String(n)
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  let u = 0
+  let v = n
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024
+    u++
+  }
+  return `${Number(v.toFixed(1))} ${units[u]}`
+}
+
+/**
  * @param {number} x fraction
  * @param {number} [digits]
  * @returns {string} e.g. "30.4%"

@@ -106,7 +106,7 @@ export function renderReport (report, chartJs) {
   const sweeps = (r.sweeps ?? []).map((/** @type {any} */ s, /** @type {number} */ i) => `<h3>${esc(s.param)}</h3>
 <div class="chart"><canvas id="sweep${i}"></canvas></div>
 ${table([s.param, 'savings', 'peers', 'own store', 'oracle', 'peak lookups/s', 'max upload'], s.rows.map((/** @type {any} */ row) => [
-    row.value, formatPercent(row.savings), formatPercent(row.peerSavings), formatPercent(row.cacheSavings), formatPercent(row.oracleSavings), formatCount(row.peakLookupsPerSecond), formatBytes(row.maxUploadBytes)]))}`).join('\n')
+    row.label, formatPercent(row.savings), formatPercent(row.peerSavings), formatPercent(row.cacheSavings), formatPercent(row.oracleSavings), formatCount(row.peakLookupsPerSecond), formatBytes(row.maxUploadBytes)]))}`).join('\n')
   const data = JSON.stringify({
     hourly: r.hourly,
     lorenz: f.lorenz,
@@ -171,7 +171,7 @@ new Chart(document.getElementById('lorenz'), { type: 'line', data: { datasets: [
   { label: 'perfect equality', data: [{ x: 0, y: 0 }, { x: 100, y: 100 }], borderColor: '#aaa', borderDash: [4, 3], pointRadius: 0 }] },
   options: { ...common, interaction: { mode: 'nearest', intersect: false }, plugins: { title: { display: true, text: 'Share of upload bytes by share of clients' } },
     scales: { x: { type: 'linear', min: 0, max: 100, title: { display: true, text: '% of clients (least uploading first)' } }, y: { min: 0, max: 100, title: { display: true, text: '% of bytes served' } } } } })
-D.sweeps.forEach((s, i) => new Chart(document.getElementById('sweep' + i), { type: 'line', data: { labels: s.rows.map((r) => String(r.value)), datasets: [
+D.sweeps.forEach((s, i) => new Chart(document.getElementById('sweep' + i), { type: 'line', data: { labels: s.rows.map((r) => r.label), datasets: [
   { label: 'savings %', data: s.rows.map((r) => 100 * r.savings), borderColor: '#2471a3' },
   { label: 'peers %', data: s.rows.map((r) => 100 * r.peerSavings), borderColor: '#ca6f1e' },
   { label: 'oracle %', data: s.rows.map((r) => 100 * r.oracleSavings), borderColor: '#7d3c98', borderDash: [4, 3] }] },

@@ -1,13 +1,14 @@
 /**
  * Sensitivity sweeps: `--sweep linger=0,60,300,1800` replays the same input
  * once per value of one model option, everything else fixed, and tabulates
- * savings, so the weight of each assumption is visible.
+ * savings, so the weight of each assumption is visible. The runs themselves
+ * go through run-pool.js with the main run, several at once.
  */
 import { SIM_OPTION_SPECS, parseNumber, resolveConfig } from './config.js'
 import { SimError } from './errors.js'
-import { runSimulation } from './run.js'
+import { formatBinaryBytes } from './format.js'
 
-/** @typedef {{ key: keyof import('./config.js').SimConfig, flag: string, values: number[] }} SweepSpec */
+/** @typedef {{ key: keyof import('./config.js').SimConfig, flag: string, kind: string, values: number[] }} SweepSpec */
 
 /**
  * Reads `NAME=V1,V2,…` where NAME is a numeric model option's flag (or its key).
@@ -25,12 +26,13 @@ export function parseSweep (text) {
   const [key, spec] = entry
   const values = m[2].split(',').map((v) => parseNumber(spec.flag, v, spec.kind))
   if (values.length === 0) throw new SimError('MGH_SIM_ERR_SWEEP', `no values for ${m[1]}`)
-  return { key: /** @type {SweepSpec['key']} */ (key), flag: spec.flag, values }
+  return { key: /** @type {SweepSpec['key']} */ (key), flag: spec.flag, kind: spec.kind, values }
 }
 
 /**
  * @typedef {object} SweepRow
  * @property {number} value
+ * @property {string} label the value for people: `inf`, byte sizes as `5 MiB`
  * @property {number} savings
  * @property {number} peerSavings
  * @property {number} cacheSavings
@@ -41,30 +43,47 @@ export function parseSweep (text) {
  */
 
 /**
- * Runs one replay per value (validated up front, so a bad value fails before any run).
+ * One run a value, without the plug-in baseline (the main run has it). Every
+ * value is validated here, so a bad one fails before any run starts.
  * @param {import('./run.js').SourceSpec} source
  * @param {Readonly<import('./config.js').SimConfig>} base
  * @param {SweepSpec} spec
- * @param {{ onProgress?: (fraction: number, requests: number) => void, onRun?: (value: number, index: number) => void }} [options]
- * @returns {Promise<{ param: string, rows: SweepRow[] }>}
+ * @returns {import('./run-pool.js').RunJob[]}
  */
-export async function runSweep (source, base, spec, options = {}) {
-  const configs = spec.values.map((value) => resolveConfig({ ...base, [spec.key]: value }))
-  /** @type {SweepRow[]} */
-  const rows = []
-  for (let i = 0; i < configs.length; i++) {
-    options.onRun?.(spec.values[i], i)
-    const { maygh } = await runSimulation(source, configs[i], { plugin: false, onProgress: options.onProgress })
-    rows.push({
-      value: spec.values[i],
-      savings: maygh.savings,
-      peerSavings: maygh.peerSavings,
-      cacheSavings: maygh.cacheSavings,
-      oracleSavings: maygh.oracleSavings,
-      requests: maygh.requests,
-      peakLookupsPerSecond: maygh.coordinator.lookupsPerSecond.peak,
-      maxUploadBytes: maygh.fairness.maxBytes
-    })
-  }
+export function sweepJobs (source, base, spec) {
+  return spec.values.map((value) => ({ source, config: resolveConfig({ ...base, [spec.key]: value }), plugin: false }))
+}
+
+/**
+ * The sweep's table from its runs' results, in the order of its values.
+ * @param {SweepSpec} spec
+ * @param {import('./run.js').RunResult[]} results one a value
+ * @returns {{ param: string, rows: SweepRow[] }}
+ */
+export function sweepTable (spec, results) {
+  const rows = results.map(({ maygh }, i) => ({
+    value: spec.values[i],
+    label: valueLabel(spec, spec.values[i]),
+    savings: maygh.savings,
+    peerSavings: maygh.peerSavings,
+    cacheSavings: maygh.cacheSavings,
+    oracleSavings: maygh.oracleSavings,
+    requests: maygh.requests,
+    peakLookupsPerSecond: maygh.coordinator.lookupsPerSecond.peak,
+    maxUploadBytes: maygh.fairness.maxBytes
+  }))
   return { param: spec.flag, rows }
+}
+
+/**
+ * A sweep value as people read it: `inf`, and byte sizes in the binary units
+ * the flags take (`5 MiB`, not 5242880).
+ * @param {{ kind: string }} spec
+ * @param {number} value
+ * @returns {string}
+ */
+export function valueLabel (spec, value) {
+  if (value === Infinity) return 'inf'
+  if (spec.kind === 'bytes' || spec.kind === 'rate') return spec.kind === 'rate' ? `${formatBinaryBytes(value)}/s` : formatBinaryBytes(value)
+  return String(value)
 }

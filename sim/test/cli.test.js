@@ -49,8 +49,11 @@ test('--json prints exactly one JSON object with the documented fields', async (
 })
 
 test('the human summary and a sweep table', async () => {
-  const { code, stdout } = await run([...SMALL, '--sweep', 'linger=0,600', '--sweep', 'fail-rate=0,1'])
+  const { code, stdout } = await run([...SMALL, '--sweep', 'linger=0,600', '--sweep', 'fail-rate=0,1', '--sweep', 'quota=5m,1.5k', '--sweep', 'upload-rate=1m,inf'])
   assert.equal(code, 0)
+  // byte values read as the flags take them, not as raw numbers
+  assert.match(stdout, /sweep of quota:\nquota +savings[^]*\n5 MiB +\d+\.\d%[^]*\n1\.5 KiB +\d+\.\d%/)
+  assert.match(stdout, /\n1 MiB\/s +\d+\.\d%[^]*\ninf +\d+\.\d%/)
   assert.match(stdout, /savings \d+\.\d% \(peers/)
   assert.match(stdout, /sweep of linger:\nlinger +savings/)
   assert.match(stdout, /\n0 +\d+\.\d%/)
@@ -103,6 +106,9 @@ for (const [args, codeName] of /** @type {[string[], string][]} */ ([
   [[...SMALL, '--linger', 'soon'], 'MGH_SIM_ERR_BAD_VALUE'],
   [[...SMALL, '--max-holders', '4', '--candidate-sample', '2'], 'MGH_SIM_ERR_BAD_VALUE'],
   [[...SMALL, '--sweep', 'colour=1,2'], 'MGH_SIM_ERR_SWEEP'],
+  [['--trace', '/nonexistent/access.log', '--sweep', 'linger=0,60', '--jobs', '2'], 'MGH_SIM_ERR_TRACE_OPEN'],
+  [[...SMALL, '--jobs', '0'], 'MGH_SIM_ERR_BAD_VALUE'],
+  [[...SMALL, '--jobs', '1.5'], 'MGH_SIM_ERR_BAD_VALUE'],
   [['--trace', 'a.log', '--alpha', '1.2'], 'MGH_SIM_ERR_BAD_FLAG'],
   [['--synthetic', 'amazon'], 'MGH_SIM_ERR_BAD_VALUE'],
   [[...SMALL, '--report', '/nonexistent-dir/r.html'], 'MGH_SIM_ERR_REPORT']
@@ -119,6 +125,7 @@ for (const [args, codeName] of /** @type {[string[], string][]} */ ([
 test('--help names every flag', async () => {
   const { code, stdout } = await run(['--help'])
   assert.equal(code, 0)
+  for (const flag of ['trace', 'format', 'synthetic', 'json', 'report', 'sweep', 'jobs', 'no-progress']) assert.match(stdout, new RegExp(`--${flag}\\b`))
   for (const spec of Object.values(SIM_OPTION_SPECS)) assert.match(stdout, new RegExp(`--${spec.flag}\\b`))
   for (const key of Object.keys(ETSY_DEFAULTS)) {
     if (key === 'seed') continue

@@ -1,0 +1,31 @@
+/**
+ * One simulation run in a worker thread, for run-pool.js: reads
+ * `{ source, config, plugin }` from workerData, replays it, and posts
+ * progress (at most ten times a second), then the result or the error.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { resolveConfig } from './config.js'
+import { SimError } from './errors.js'
+import { runSimulation } from './run.js'
+
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
+let lastPost = 0
+
+try {
+  const { source, config, plugin } = workerData
+  const result = await runSimulation(source, resolveConfig(config), {
+    plugin,
+    onProgress: (fraction, requests) => {
+      const now = performance.now()
+      if (now - lastPost < 100) return
+      lastPost = now
+      port.postMessage({ type: 'progress', fraction, requests })
+    }
+  })
+  port.postMessage({ type: 'result', result })
+} catch (err) {
+  const e = /** @type {Error} */ (err)
+  port.postMessage(err instanceof SimError
+    ? { type: 'error', code: err.code, message: err.message }
+    : { type: 'error', message: String(e?.message ?? err), stack: e?.stack })
+}
