@@ -12,7 +12,7 @@ import { ProgressBar } from './progress.js'
 import { writeReport } from './report-html.js'
 import { toReport } from './run.js'
 import { DEFAULT_PARALLEL, runJobs } from './run-pool.js'
-import { parseSweep, sweepJobs, sweepTable, valueLabel } from './sweep.js'
+import { parseSweep, sweepJobs, sweepTable } from './sweep.js'
 import { ETSY_DEFAULTS } from './etsy-params.js'
 
 /**
@@ -209,12 +209,14 @@ export async function main (argv, io = {}) {
     const { source, config, sweeps, jobs } = /** @type {Required<typeof cli>} */ (cli)
     bar = new ProgressBar(stderr, { enabled: cli.progress })
     const sweepRuns = sweeps.map((spec) => sweepJobs(source, config, spec))
-    const labels = ['replaying', ...sweeps.flatMap((spec) => spec.values.map((value) => `${spec.flag}=${valueLabel(spec, value)}`))]
+    const runs = 1 + sweepRuns.reduce((n, r) => n + r.length, 0)
     const active = bar
     const results = await runJobs([{ source, config }, ...sweepRuns.flat()], {
       parallel: jobs,
-      onProgress: active.update.bind(active),
-      onStart: (index) => { active.label = labels.length > 1 ? `run ${index + 1}/${labels.length} ${labels[index]}` : labels[index] }
+      onProgress: (fraction, requests, finished) => {
+        if (runs > 1) active.label = `${finished}/${runs} runs done`
+        active.update(fraction, requests)
+      }
     })
     let at = 1
     const sweepResults = sweeps.map((spec, i) => sweepTable(spec, results.slice(at, (at += sweepRuns[i].length))))

@@ -29,7 +29,7 @@ const WORKER_URL = new URL('./run-worker.js', import.meta.url)
 
 /**
  * @param {RunJob[]} jobs
- * @param {{ parallel?: number, onProgress?: (fraction: number, requests: number) => void, onStart?: (index: number) => void }} [options]
+ * @param {{ parallel?: number, onProgress?: (fraction: number, requests: number, finished: number) => void, onStart?: (index: number) => void }} [options]
  * @returns {Promise<import('./run.js').RunResult[]>} one result a job, in the jobs' order
  */
 export async function runJobs (jobs, options = {}) {
@@ -133,12 +133,14 @@ async function runHere (jobs, progress, onStart) {
 class PooledProgress {
   /**
    * @param {number} runs
-   * @param {((fraction: number, requests: number) => void) | undefined} report
+   * @param {((fraction: number, requests: number, finished: number) => void) | undefined} report
    */
   constructor (runs, report) {
     this.fractions = new Float64Array(runs)
     this.requests = new Float64Array(runs)
     this.report = report
+    /** runs that have finished */
+    this.finished = 0
   }
 
   /**
@@ -156,7 +158,7 @@ class PooledProgress {
       f += this.fractions[i]
       n += this.requests[i]
     }
-    this.report(f / this.fractions.length, n)
+    this.report(f / this.fractions.length, n, this.finished)
   }
 
   /**
@@ -164,6 +166,7 @@ class PooledProgress {
    * @param {number} requests
    */
   finish (index, requests) {
+    this.finished++
     this.set(index, 1, requests)
   }
 }
