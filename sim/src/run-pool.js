@@ -3,8 +3,10 @@
  * on up to `parallel` cores, each in a worker thread of its own that reads or
  * generates its input and replays it. A run's result depends only on its
  * source and config, never on which worker ran it or when, so the output is
- * the same for any `parallel`. With one run, or `parallel` 1, everything runs
- * in this thread (no worker start-up, and errors keep their stacks).
+ * the same for any `parallel`. With one run, or `parallel` 1, the runs go one
+ * after another in this thread, each reading its input in a worker of its own
+ * (`inputThread`, on by default when there is a second core) so that reading
+ * overlaps replaying.
  *
  * Progress of all runs is added up into one fraction for the progress bar.
  * The first run that fails stops the others; its SimError is thrown here
@@ -12,7 +14,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
-import { SimError } from './errors.js'
+import { reviveError } from './errors.js'
 import { runSimulation } from './run.js'
 
 /**
@@ -29,13 +31,13 @@ const WORKER_URL = new URL('./run-worker.js', import.meta.url)
 
 /**
  * @param {RunJob[]} jobs
- * @param {{ parallel?: number, onProgress?: (fraction: number, requests: number, finished: number) => void, onStart?: (index: number) => void }} [options]
+ * @param {{ parallel?: number, inputThread?: boolean, onProgress?: (fraction: number, requests: number, finished: number) => void, onStart?: (index: number) => void }} [options]
  * @returns {Promise<import('./run.js').RunResult[]>} one result a job, in the jobs' order
  */
 export async function runJobs (jobs, options = {}) {
   const parallel = Math.max(1, Math.min(options.parallel ?? DEFAULT_PARALLEL, jobs.length))
   const progress = new PooledProgress(jobs.length, options.onProgress)
-  if (parallel === 1) return runHere(jobs, progress, options.onStart)
+  if (parallel === 1) return runHere(jobs, progress, options.inputThread ?? DEFAULT_PARALLEL > 1, options.onStart)
 
   /** @type {import('./run.js').RunResult[]} */
   const results = new Array(jobs.length)
@@ -63,7 +65,7 @@ export async function runJobs (jobs, options = {}) {
         progress.finish(index, msg.result.maygh.requests)
         results[index] = msg.result
         end(() => resolve(undefined))
-      } else end(() => reject(revive(msg)))
+      } else end(() => reject(reviveError(msg)))
     })
     worker.on('error', (err) => end(() => reject(err)))
     worker.on('exit', (code) => end(() => reject(new Error(`simulation worker exited with code ${code} before it answered`))))
@@ -95,34 +97,18 @@ export async function runJobs (jobs, options = {}) {
  */
 
 /**
- * The error a worker reported, as it was thrown there: a SimError with its
- * code, or an Error carrying the worker's stack.
- * @param {{ code?: string, message: string, stack?: string }} msg
- * @returns {Error}
- */
-function revive (msg) {
-  if (msg.code !== undefined) {
-    const err = new SimError(/** @type {keyof typeof import('./errors.js').SIM_ERRORS} */ (msg.code))
-    err.message = msg.message
-    return err
-  }
-  const err = new Error(msg.message)
-  if (msg.stack) err.stack = msg.stack
-  return err
-}
-
-/**
  * Runs the jobs one after another in this thread.
  * @param {RunJob[]} jobs
  * @param {PooledProgress} progress
+ * @param {boolean} inputThread
  * @param {((index: number) => void) | undefined} onStart
  */
-async function runHere (jobs, progress, onStart) {
+async function runHere (jobs, progress, inputThread, onStart) {
   const results = []
   for (let i = 0; i < jobs.length; i++) {
     onStart?.(i)
     const { source, config, plugin } = jobs[i]
-    const result = await runSimulation(source, config, { plugin, onProgress: (f, n) => progress.set(i, f, n) })
+    const result = await runSimulation(source, config, { plugin, inputThread, onProgress: (f, n) => progress.set(i, f, n) })
     progress.finish(i, result.maygh.requests)
     results.push(result)
   }

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { resolveConfig } from './config.js'
-import { SimError } from './errors.js'
+import { errorMessage } from './errors.js'
 import { runSimulation } from './run.js'
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
@@ -24,8 +24,5 @@ try {
   })
   port.postMessage({ type: 'result', result })
 } catch (err) {
-  const e = /** @type {Error} */ (err)
-  port.postMessage(err instanceof SimError
-    ? { type: 'error', code: err.code, message: err.message }
-    : { type: 'error', message: String(e?.message ?? err), stack: e?.stack })
+  port.postMessage(errorMessage(err))
 }

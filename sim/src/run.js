@@ -1,22 +1,17 @@
 /**
  * One simulation run: a source (trace file or synthetic generator) feeds the
  * session window, which feeds the Maygh engine and, beside it, the plug-in
- * baseline engine, in a single pass. Used by the CLI, the benches and tests.
+ * baseline engine, in a single pass. With `inputThread` the reading runs in a
+ * worker thread of its own, overlapping the replay (same results). Used by
+ * the CLI (through run-pool.js), the benches and tests.
  */
 import { FLAG_ASSET, RequestBatch } from './batch.js'
-import { SimError } from './errors.js'
 import { Engine } from './engine.js'
+import { feedInput } from './input.js'
+import { feedInputThreaded } from './input-thread.js'
 import { SessionWindow } from './session-window.js'
-import { TraceReader } from './trace-reader.js'
-import { EtsyGenerator } from './synthetic-etsy.js'
 
-/**
- * @typedef {object} SourceSpec
- * @property {string} [trace] path of a trace file
- * @property {import('./trace-reader.js').TraceFormat} [format]
- * @property {'etsy'} [synthetic]
- * @property {Partial<import('./etsy-params.js').EtsyParams>} [generator] generator parameters
- */
+/** @typedef {import('./input.js').SourceSpec} SourceSpec */
 
 /**
  * @typedef {object} RunResult
@@ -30,45 +25,26 @@ import { EtsyGenerator } from './synthetic-etsy.js'
 /**
  * @param {SourceSpec} source
  * @param {Readonly<import('./config.js').SimConfig>} config
- * @param {{ plugin?: boolean, onProgress?: (fraction: number, requests: number) => void }} [options]
+ * @param {{ plugin?: boolean, inputThread?: boolean, onProgress?: (fraction: number, requests: number) => void }} [options]
+ *   inputThread: read the input in a worker thread, overlapping the replay (worth it with a second core)
  * @returns {Promise<RunResult>}
  */
 export async function runSimulation (source, config, options = {}) {
   const started = performance.now()
-  const { engines, plugin, window } = replayPipeline(config, options)
-  const onProgress = options.onProgress
-  let requests = 0
-  /** @type {() => Record<string, unknown>} */
-  let describe
-  if (source.trace !== undefined && source.synthetic !== undefined) throw new SimError('MGH_SIM_ERR_NO_INPUT', 'both given')
-  if (source.trace !== undefined) {
-    const reader = new TraceReader(source.trace, { format: source.format ?? 'auto', assets: config.assets })
-    for await (const batch of reader.batches()) {
-      window.push(batch)
-      requests += batch.n
-      if (onProgress) onProgress(reader.progress(), requests)
-    }
-    describe = () => reader.summary()
-  } else if (source.synthetic === 'etsy') {
-    const gen = new EtsyGenerator({ seed: config.seed, ...source.generator })
-    for (const batch of gen.batches()) {
-      window.push(batch)
-      requests += batch.n
-      if (onProgress) onProgress(gen.progress(), requests)
-      // let a caller's timers (progress bar) run between batches
-      if (onProgress && (requests & 0xfffff) < batch.n) await new Promise((resolve) => setImmediate(resolve))
-    }
-    describe = () => gen.summary()
-  } else {
-    throw new SimError('MGH_SIM_ERR_NO_INPUT', source.synthetic === undefined ? undefined : `unknown synthetic trace "${source.synthetic}"; only "etsy"`)
+  const { engines, plugin } = makeEngines(config, options)
+  const sink = (/** @type {RequestBatch} */ batch) => {
+    for (const engine of engines) engine.processBatch(batch)
   }
-  window.flush()
+  const onProgress = options.onProgress
+  const { input, reordered } = options.inputThread
+    ? await feedInputThreaded(source, config, sink, { onProgress })
+    : await feedInput(source, config, sink, { onProgress, yieldToTimers: onProgress !== undefined })
   const results = engines.map((e) => e.finish())
   return {
     maygh: results[0],
     plugin: plugin ? results[1] : null,
-    input: describe(),
-    reordered: window.reordered,
+    input,
+    reordered,
     elapsedSeconds: (performance.now() - started) / 1000
   }
 }
@@ -123,7 +99,10 @@ export function toReport (run, config, sweeps = []) {
  */
 export function replayRequests (requests, config, options = {}) {
   const started = performance.now()
-  const { engines, plugin, window } = replayPipeline(config, options)
+  const { engines, plugin } = makeEngines(config, options)
+  const window = new SessionWindow(config.sessionGap, (b) => {
+    for (const engine of engines) engine.processBatch(b)
+  })
   const batch = new RequestBatch()
   for (let i = 0; i < requests.length; i++) {
     const [ts, client, object, bytes, flags] = requests[i]
@@ -146,18 +125,14 @@ export function replayRequests (requests, config, options = {}) {
 }
 
 /**
- * The Maygh engine (and the plug-in baseline's, unless disabled or at zero
- * adoption) fed by one session window.
+ * The Maygh engine, and the plug-in baseline's unless disabled or at zero adoption.
  * @param {Readonly<import('./config.js').SimConfig>} config
  * @param {{ plugin?: boolean }} options
- * @returns {{ engines: Engine[], plugin: boolean, window: SessionWindow }}
+ * @returns {{ engines: Engine[], plugin: boolean }}
  */
-function replayPipeline (config, options) {
+function makeEngines (config, options) {
   const engines = [new Engine(config, { label: 'maygh' })]
   const plugin = options.plugin !== false && config.pluginAdoption > 0
   if (plugin) engines.push(new Engine(config, { adoption: config.pluginAdoption, label: 'plugin' }))
-  const window = new SessionWindow(config.sessionGap, (batch) => {
-    for (const engine of engines) engine.processBatch(batch)
-  })
-  return { engines, plugin, window }
+  return { engines, plugin }
 }
