@@ -129,29 +129,21 @@ export class BatchRing {
   async consume (sink, options = {}) {
     const c = this.control
     const yieldEvery = options.yieldEvery ?? Infinity
-    let since = 0
+    let tail = Atomics.load(c, TAIL)
     for (;;) {
       const events = Atomics.load(c, EVENTS)
-      const head = Atomics.load(c, HEAD)
-      let tail = Atomics.load(c, TAIL)
+      // STATE before HEAD: the producer publishes its last batch before it says done
       const state = Atomics.load(c, STATE)
       if (state === RING_FAILED) return state
-      if (tail < head) {
-        while (tail < head) {
-          const slot = tail % this.slots
-          const batch = this.batches[slot]
-          batch.n = this.counts[slot]
-          sink(batch)
-          tail++
-          Atomics.store(c, TAIL, tail)
-          Atomics.notify(c, TAIL)
-          options.onBatch?.()
-          if (++since >= yieldEvery) {
-            since = 0
-            await new Promise((resolve) => setImmediate(resolve))
-            if (Atomics.load(c, STATE) === RING_FAILED) return RING_FAILED
-          }
-        }
+      if (tail < Atomics.load(c, HEAD)) {
+        const slot = tail % this.slots
+        const batch = this.batches[slot]
+        batch.n = this.counts[slot]
+        sink(batch)
+        Atomics.store(c, TAIL, ++tail)
+        Atomics.notify(c, TAIL)
+        options.onBatch?.()
+        if (tail % yieldEvery === 0) await new Promise((resolve) => setImmediate(resolve))
         continue
       }
       if (state === RING_DONE) return state

@@ -37,32 +37,3 @@ export class SimError extends Error {
     this.code = spec.code
   }
 }
-
-/**
- * An error as a worker thread posts it to its parent: code and message for a
- * SimError, message and stack for anything else.
- * @param {unknown} err
- * @returns {{ type: 'error', code?: string, message: string, stack?: string }}
- */
-export function errorMessage (err) {
-  if (err instanceof SimError) return { type: 'error', code: err.code, message: err.message }
-  const e = /** @type {Error} */ (err)
-  return { type: 'error', message: String(e?.message ?? err), stack: e?.stack }
-}
-
-/**
- * The error a worker posted ({@link errorMessage}), as it was thrown there: a
- * SimError with its code and message, or an Error carrying the worker's stack.
- * @param {{ code?: string, message: string, stack?: string }} msg
- * @returns {Error}
- */
-export function reviveError (msg) {
-  if (msg.code !== undefined && msg.code in SIM_ERRORS) {
-    const err = new SimError(/** @type {keyof typeof SIM_ERRORS} */ (msg.code))
-    err.message = msg.message
-    return err
-  }
-  const err = new Error(msg.message)
-  if (msg.stack) err.stack = msg.stack
-  return err
-}

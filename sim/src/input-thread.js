@@ -7,7 +7,7 @@
  */
 import { Worker } from 'node:worker_threads'
 import { BatchRing, RING_FAILED } from './batch-ring.js'
-import { reviveError } from './errors.js'
+import { workerResult } from './worker-protocol.js'
 
 const WORKER_URL = new URL('./input-worker.js', import.meta.url)
 
@@ -23,27 +23,16 @@ export async function feedInputThreaded (source, config, sink, options = {}) {
   const ring = new BatchRing()
   const worker = new Worker(WORKER_URL, { workerData: { source, config: { ...config }, ring: ring.buffers } })
   /** @type {Promise<import('./input.js').InputSummary>} */
-  const ended = new Promise((resolve, reject) => {
-    worker.on('message', (msg) => (msg.type === 'end' ? resolve(msg.summary) : reject(reviveError(msg))))
-    worker.on('error', (err) => {
-      reject(err)
-      ring.end(RING_FAILED)
-    })
-    worker.on('exit', (code) => {
-      reject(new Error(`input worker exited with code ${code} before it answered`))
-      ring.end(RING_FAILED)
-    })
-  })
-  ended.catch(() => {}) // awaited below; until then a rejection is not unhandled
+  const summary = workerResult(worker)
+  // a worker that fails, however, stops the consumer below; the failure itself is thrown by `await summary`
+  summary.catch(() => ring.end(RING_FAILED))
   const onProgress = options.onProgress
   try {
-    const state = await ring.consume(sink, {
+    await ring.consume(sink, {
       yieldEvery: onProgress ? 16 : Infinity,
       onBatch: onProgress && (() => onProgress(ring.progress[0], ring.progress[1]))
     })
-    const summary = await ended
-    if (state === RING_FAILED) throw new Error('input worker failed without saying why')
-    return summary
+    return await summary
   } finally {
     await worker.terminate()
   }

@@ -14,8 +14,8 @@
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
-import { reviveError } from './errors.js'
 import { runSimulation } from './run.js'
+import { workerResult } from './worker-protocol.js'
 
 /**
  * @typedef {object} RunJob
@@ -46,30 +46,20 @@ export async function runJobs (jobs, options = {}) {
   let next = 0
   let failed = false
   /** @param {number} index */
-  const runOne = (index) => new Promise((resolve, reject) => {
+  const runOne = async (index) => {
     options.onStart?.(index)
     const job = jobs[index]
     const worker = new Worker(WORKER_URL, { workerData: { source: job.source, config: { ...job.config }, plugin: job.plugin } })
     workers.add(worker)
-    let settled = false
-    /** @param {() => void} settle */
-    const end = (settle) => {
-      if (settled) return
-      settled = true
+    try {
+      /** @type {import('./run.js').RunResult} */
+      const result = await workerResult(worker, (msg) => progress.set(index, msg.fraction, msg.requests))
+      progress.finish(index, result.maygh.requests)
+      results[index] = result
+    } finally {
       workers.delete(worker)
-      settle()
     }
-    worker.on('message', (/** @type {WorkerMessage} */ msg) => {
-      if (msg.type === 'progress') progress.set(index, msg.fraction, msg.requests)
-      else if (msg.type === 'result') {
-        progress.finish(index, msg.result.maygh.requests)
-        results[index] = msg.result
-        end(() => resolve(undefined))
-      } else end(() => reject(reviveError(msg)))
-    })
-    worker.on('error', (err) => end(() => reject(err)))
-    worker.on('exit', (code) => end(() => reject(new Error(`simulation worker exited with code ${code} before it answered`))))
-  })
+  }
   /** Takes jobs until none are left or one has failed. */
   const lane = async () => {
     while (!failed && next < jobs.length) {
@@ -89,12 +79,6 @@ export async function runJobs (jobs, options = {}) {
   }
   return results
 }
-
-/**
- * @typedef {{ type: 'progress', fraction: number, requests: number }
- *   | { type: 'result', result: import('./run.js').RunResult }
- *   | { type: 'error', code?: string, message: string, stack?: string }} WorkerMessage
- */
 
 /**
  * Runs the jobs one after another in this thread.

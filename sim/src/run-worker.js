@@ -5,15 +5,15 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { resolveConfig } from './config.js'
-import { errorMessage } from './errors.js'
 import { runSimulation } from './run.js'
+import { answerParent } from './worker-protocol.js'
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
 let lastPost = 0
 
-try {
+await answerParent(() => {
   const { source, config, plugin } = workerData
-  const result = await runSimulation(source, resolveConfig(config), {
+  return runSimulation(source, resolveConfig(config), {
     plugin,
     onProgress: (fraction, requests) => {
       const now = performance.now()
@@ -22,7 +22,4 @@ try {
       port.postMessage({ type: 'progress', fraction, requests })
     }
   })
-  port.postMessage({ type: 'result', result })
-} catch (err) {
-  port.postMessage(errorMessage(err))
-}
+})

@@ -84,6 +84,7 @@ export function sweepTable (spec, results) {
  */
 export function valueLabel (spec, value) {
   if (value === Infinity) return 'inf'
-  if (spec.kind === 'bytes' || spec.kind === 'rate') return spec.kind === 'rate' ? `${formatBinaryBytes(value)}/s` : formatBinaryBytes(value)
+  if (spec.kind === 'bytes') return formatBinaryBytes(value)
+  if (spec.kind === 'rate') return `${formatBinaryBytes(value)}/s`
   return String(value)
 }
