@@ -9,9 +9,9 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createHash } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
+import { sriHash } from '../client/manifest.js'
 import { TestClient } from '../coordinator/test/test-client.js'
 import { startRedisServer } from '../test/support/redis-server.js'
 
@@ -27,7 +27,7 @@ const SECONDS = Number(values.seconds)
 const ASKERS = Number(values.askers)
 const HOLDERS = Number(values.holders)
 const DEPTH = Number(values.depth)
-const POOL = Array.from({ length: 2000 }, (_, i) => 'sha256-' + createHash('sha256').update(`asset${i}`).digest('base64'))
+const POOL = Array.from({ length: 2000 }, (_, i) => sriHash(Buffer.from(`asset${i}`)))
 const bin = fileURLToPath(new URL('../coordinator/bin/maygh-coordinator.js', import.meta.url))
 
 /**

@@ -10,7 +10,7 @@
  * bytes are hashed before `put` and after `get`, each its own transaction.
  */
 import { openDB } from 'idb'
-import { matches } from './sri.js'
+import { matches } from '../../protocol/index.js'
 
 /**
  * @typedef {{ hash: string, size: number, type: string, used: number }} Meta

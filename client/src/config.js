@@ -5,6 +5,7 @@
  * console warning, because throwing here would leave `data-maygh-src` images
  * unloaded.
  */
+import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
 
 /** Documented defaults (README, "Configuration"). */
 export const DEFAULTS = Object.freeze({
@@ -13,7 +14,7 @@ export const DEFAULTS = Object.freeze({
   /** manifest URL (`data-manifest`) */
   manifest: '/maygh-manifest.json',
   /** IndexedDB byte quota in MB (`data-quota-mb`); LRU eviction above it */
-  quotaMb: 50,
+  quotaMb: DEFAULT_QUOTA_BYTES / 2 ** 20,
   /** how long a lookup waits for `holders` (`data-lookup-timeout-ms`) */
   lookupTimeoutMs: 2000,
   /** how long a new peer connection may take to open its channel (`data-connect-timeout-ms`) */

@@ -5,7 +5,7 @@
  * MutationObserver. If a load fails everywhere the element gets the plain URL,
  * so the page never ends up worse than without Maygh.
  */
-import { sha256FromIntegrity } from './sri.js'
+import { sha256FromIntegrity } from '../../protocol/index.js'
 
 const SELECTOR = '[data-maygh-src],[data-maygh-href]'
 

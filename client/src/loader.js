@@ -5,8 +5,7 @@
  * asked again this session. Origin bytes that match are stored and announced;
  * ones that do not (stale manifest) are used but neither stored nor shared.
  */
-import { codedError } from './errors.js'
-import { matches } from './sri.js'
+import { CLIENT_ERRORS, MayghError, matches } from '../../protocol/index.js'
 
 export class Loader {
   /**
@@ -144,6 +143,6 @@ export class Loader {
 /** @param {string} href */
 async function originFetch (href) {
   const res = await fetch(href)
-  if (!res.ok) throw codedError('MGH_ERR_ORIGIN', `${res.status} ${href}`)
+  if (!res.ok) throw new MayghError(CLIENT_ERRORS.MGH_ERR_ORIGIN, `${res.status} ${href}`)
   return res
 }

@@ -4,7 +4,7 @@
  * attributes, the attribute winning. Unnamed URLs load from the origin
  * unverified and are never cached or shared.
  */
-import { isSri } from './sri.js'
+import { isSri } from '../../protocol/index.js'
 
 /** @typedef {{ hash: string, size?: number, type?: string }} Name */
 

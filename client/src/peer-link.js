@@ -4,7 +4,7 @@
  * the channel; ICE candidates trickle both ways through the coordinator, and
  * remote ones that arrive before the remote description are queued.
  */
-import { codedError } from './errors.js'
+import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 
 export class PeerLink {
   /**
@@ -31,16 +31,16 @@ export class PeerLink {
       this.rejectOpen = reject
     })
     this.opened.catch(() => {})
-    this.timer = setTimeout(() => this.close(codedError('MGH_ERR_CONNECT_TIMEOUT')), options.timeoutMs)
+    this.timer = setTimeout(() => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT)), options.timeoutMs)
     pc.onicecandidate = (e) => {
       if (e.candidate?.candidate) options.signal({ cid: this.cid, candidate: e.candidate.toJSON() })
     }
     pc.onconnectionstatechange = () => {
-      if (pc.connectionState === 'failed' || pc.connectionState === 'closed') this.close(codedError('MGH_ERR_CONNECT_FAILED', pc.connectionState))
+      if (pc.connectionState === 'failed' || pc.connectionState === 'closed') this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, pc.connectionState))
     }
     if (options.initiator) {
       this.setup(pc.createDataChannel('maygh', { ordered: true }))
-      this.offer().catch((err) => this.close(codedError('MGH_ERR_CONNECT_FAILED', String(err))))
+      this.offer().catch((err) => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, String(err))))
     } else {
       pc.ondatachannel = (e) => { if (e.channel.label === 'maygh') this.setup(e.channel) }
     }
@@ -59,7 +59,7 @@ export class PeerLink {
       clearTimeout(this.timer)
       this.resolveOpen(channel)
     }
-    channel.addEventListener('close', () => this.close(codedError('MGH_ERR_CHANNEL_CLOSED')))
+    channel.addEventListener('close', () => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED)))
     if (channel.readyState === 'open') /** @type {any} */ (channel).onopen()
   }
 
@@ -85,7 +85,7 @@ export class PeerLink {
         else await this.pc.addIceCandidate(signal.candidate).catch(() => {})
       }
     } catch (err) {
-      this.close(codedError('MGH_ERR_CONNECT_FAILED', String(err)))
+      this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, String(err)))
     }
   }
 

@@ -74,9 +74,10 @@ export class PeerPool {
       timeoutMs: config.connectTimeoutMs,
       signal: (signal) => {
         if (/** @type {any} */ (signal).sdp?.type === 'offer') {
-          // A failed relay (peer gone) fails the attempt now instead of at the timeout.
+          // The coordinator acknowledges the offer (`relayed`); a refusal (peer
+          // gone) or no answer at all fails the attempt now, not at the link's timeout.
           signaling.request({ type: 'connect', to: peer, signal }, config.connectTimeoutMs)
-            .catch((err) => { if (err.code !== 'MGH_ERR_REQUEST_TIMEOUT') link.close(err) })
+            .catch((err) => link.close(err))
         } else {
           signaling.send({ type: 'connect', to: peer, signal })
         }

@@ -6,11 +6,7 @@
  * `down` (socket lost) and `warning` (unsolicited errors).
  */
 import { Emitter } from './emitter.js'
-import { backoffDelay } from './backoff.js'
-import { codedError } from './errors.js'
-
-/** the coordinator's default limits, assumed until a `welcome` tells the real ones */
-const DEFAULT_LIMITS = { maxMessageBytes: 65536, maxAssetsPerPeer: 10000, maxAssetsPerMessage: 1000 }
+import { CLIENT_ERRORS, LIMITS, MayghError, PROTOCOL_VERSION, backoffDelay } from '../../protocol/index.js'
 
 export class Signaling extends Emitter {
   /**
@@ -26,7 +22,8 @@ export class Signaling extends Emitter {
     this.id = null
     /** @type {RTCIceServer[]} */
     this.iceServers = []
-    this.limits = { ...DEFAULT_LIMITS }
+    /** the coordinator's limits: its defaults until a `welcome` tells the real ones */
+    this.limits = { maxMessageBytes: LIMITS.maxMessageBytes, maxAssetsPerPeer: LIMITS.maxAssetsPerPeer, maxAssetsPerMessage: LIMITS.maxAssetsPerMessage }
     this.ref = 0
     /** @type {Map<number, { resolve: (m: any) => void, reject: (e: Error) => void, timer: any }>} */
     this.waiting = new Map()
@@ -50,7 +47,7 @@ export class Signaling extends Emitter {
       if (this.ws !== ws) return
       this.ws = null
       this.joined = false
-      for (const [ref, w] of this.waiting) this.settle(ref, null, codedError('MGH_ERR_OFFLINE', 'coordinator connection lost'), w)
+      for (const [ref, w] of this.waiting) this.settle(ref, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE, 'coordinator connection lost'), w)
       this.emit('down', null)
       this.retry()
     }
@@ -118,9 +115,9 @@ export class Signaling extends Emitter {
   request (msg, timeoutMs, beforeJoin = false) {
     return new Promise((resolve, reject) => {
       const ref = ++this.ref
-      if (!this.send({ ...msg, ref }, beforeJoin)) return reject(codedError('MGH_ERR_OFFLINE'))
+      if (!this.send({ ...msg, ref }, beforeJoin)) return reject(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
       const w = { resolve, reject, timer: undefined }
-      w.timer = setTimeout(() => this.settle(ref, null, codedError('MGH_ERR_REQUEST_TIMEOUT', String(msg.type)), w), timeoutMs)
+      w.timer = setTimeout(() => this.settle(ref, null, new MayghError(CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT, String(msg.type)), w), timeoutMs)
       this.waiting.set(ref, w)
     })
   }
@@ -132,7 +129,7 @@ export class Signaling extends Emitter {
    */
   send (msg, beforeJoin = false) {
     if (!this.ws || this.ws.readyState !== 1 || !(this.joined || beforeJoin)) return false
-    this.ws.send(JSON.stringify({ v: 1, ...msg }))
+    this.ws.send(JSON.stringify({ v: PROTOCOL_VERSION, ...msg }))
     return true
   }
 

@@ -15,7 +15,7 @@
  * be attributed safely. Environment-neutral: needs only an RTCDataChannel-like
  * object, so it is unit-tested in Node.
  */
-import { codedError } from './errors.js'
+import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 
 export const CHUNK_BYTES = 16384
 export const HIGH_WATER = 1 << 20
@@ -55,7 +55,7 @@ export class Transfer {
     this.closed = null
     this.timer = undefined
     channel.addEventListener('message', (e) => this.onMessage(/** @type {MessageEvent} */ (e).data))
-    channel.addEventListener('close', () => this.close(codedError('MGH_ERR_CHANNEL_CLOSED')))
+    channel.addEventListener('close', () => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED)))
   }
 
   get open () {
@@ -111,7 +111,7 @@ export class Transfer {
       case 'miss':
         if (!head || head.buf || msg.id !== head.id) return this.fail('unexpected miss')
         this.pending.shift()
-        head.reject(codedError('MGH_ERR_MISS'))
+        head.reject(new MayghError(CLIENT_ERRORS.MGH_ERR_MISS))
         this.armStall()
         return
       default:
@@ -180,7 +180,7 @@ export class Transfer {
     try {
       this.channel.send(/** @type {any} */ (data))
     } catch (err) {
-      this.close(codedError('MGH_ERR_CHANNEL_CLOSED', String(err)))
+      this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED, String(err)))
     }
   }
 
@@ -188,13 +188,13 @@ export class Transfer {
   armStall () {
     clearTimeout(this.timer)
     if (this.pending.length && !this.closed) {
-      this.timer = setTimeout(() => this.close(codedError('MGH_ERR_STALL')), this.options.stallMs ?? 4000)
+      this.timer = setTimeout(() => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_STALL)), this.options.stallMs ?? 4000)
     }
   }
 
   /** @param {string} why */
   fail (why) {
-    this.close(codedError('MGH_ERR_PEER_PROTOCOL', why))
+    this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_PEER_PROTOCOL, why))
   }
 
   /**

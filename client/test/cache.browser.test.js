@@ -19,7 +19,7 @@ let page
 before(async () => {
   const harness = await build({
     stdin: {
-      contents: "import { Cache } from './cache.js'; import { sriOf } from './sri.js'; Object.assign(globalThis, { Cache, sriOf })",
+      contents: "import { Cache } from './cache.js'; import { sriOf } from '../../protocol/index.js'; Object.assign(globalThis, { Cache, sriOf })",
       resolveDir: fileURLToPath(new URL('../src', import.meta.url))
     },
     bundle: true,

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { Transfer, CHUNK_BYTES, HIGH_WATER } from '../src/transfer.js'
-import { sriOf } from '../src/sri.js'
+import { sriOf } from '../../protocol/index.js'
 import { channelPair } from './fake-channel.js'
 
 /**

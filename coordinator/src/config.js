@@ -4,6 +4,7 @@
  * flags are read only in `bin/maygh-coordinator.js`.
  */
 import { randomBytes } from 'node:crypto'
+import { LIMITS } from '../../protocol/index.js'
 import { POLICY_DEFAULTS } from './policy/peer-selection.js'
 
 /** Defaults; README.md "Configuration" lists each with its env var and flag. */
@@ -21,13 +22,13 @@ export const DEFAULTS = Object.freeze({
   /** this coordinator's id among its shards; random when null */
   shardId: /** @type {string | null} */ (null),
   /** largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE */
-  maxMessageBytes: 64 * 1024,
+  maxMessageBytes: LIMITS.maxMessageBytes,
   /** largest frame read at all; bigger ones close the socket with 1009 */
-  hardMaxMessageBytes: 1024 * 1024,
+  hardMaxMessageBytes: LIMITS.hardMaxMessageBytes,
   /** assets the coordinator lists for one peer */
-  maxAssetsPerPeer: 10000,
+  maxAssetsPerPeer: LIMITS.maxAssetsPerPeer,
   /** assets one join or update may name */
-  maxAssetsPerMessage: 1000,
+  maxAssetsPerMessage: LIMITS.maxAssetsPerMessage,
   /** holders a lookup returns at most */
   maxHolders: POLICY_DEFAULTS.maxHolders,
   /** holders read from the store per lookup before ranking */

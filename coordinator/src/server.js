@@ -9,8 +9,8 @@ import { createServer } from 'node:http'
 import { once } from 'node:events'
 import { WebSocketServer } from 'ws'
 import { resolveConfig } from './config.js'
-import { ERRORS, MayghError } from './errors.js'
-import { parseMessage } from './protocol.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
+import { parseMessage } from './message-parser.js'
 import { HANDLERS, ORDERED_TYPES } from './handlers/index.js'
 import { Session } from './session.js'
 import { Relay } from './relay.js'
@@ -123,11 +123,11 @@ export class Coordinator extends EventEmitter {
     try {
       message = parseMessage(data, isBinary, this.config)
     } catch (err) {
-      this.#replyError(session, allowed ? err : new MayghError('MGH_ERR_RATE_LIMITED'), /** @type {any} */ (err).ref)
+      this.#replyError(session, allowed ? err : new MayghError(ERRORS.MGH_ERR_RATE_LIMITED), /** @type {any} */ (err).ref)
       return
     }
     if (!allowed) {
-      this.#replyError(session, new MayghError('MGH_ERR_RATE_LIMITED'), message.ref)
+      this.#replyError(session, new MayghError(ERRORS.MGH_ERR_RATE_LIMITED), message.ref)
       return
     }
     const handler = HANDLERS[message.type]
@@ -168,7 +168,7 @@ export class Coordinator extends EventEmitter {
    */
   #replyError (session, err, ref) {
     this.counters.errors++
-    const error = err instanceof MayghError ? err : new MayghError('MGH_ERR_STORE')
+    const error = err instanceof MayghError ? err : new MayghError(ERRORS.MGH_ERR_STORE)
     this.warn(/** @type {Error} */ (err), `replied ${error.code}`)
     session.send({ type: 'error', code: error.code, message: error.message, ...(ref === undefined ? {} : { ref }) })
   }
@@ -207,16 +207,16 @@ export class Coordinator extends EventEmitter {
       res.writeHead(status, { 'content-type': 'application/json', 'access-control-allow-origin': '*', 'cache-control': 'no-store' })
       res.end(JSON.stringify(body))
     }
+    const fail = (/** @type {MayghError} */ err) => json(err.status ?? 500, { error: { code: err.code, message: err.message } })
     if (path === '/healthz') return json(200, { ok: true, shard: this.shard })
     if (path === '/stats') {
       this.stats().then((s) => json(200, s), (err) => {
         this.warn(err, 'stats failed')
-        json(503, { error: { code: ERRORS.MGH_ERR_STORE.code, message: ERRORS.MGH_ERR_STORE.message } })
+        fail(new MayghError(ERRORS.MGH_ERR_STORE))
       })
       return
     }
-    const { code, message } = ERRORS.MGH_ERR_HTTP_NOT_FOUND
-    json(404, { error: { code, message } })
+    fail(new MayghError(ERRORS.MGH_ERR_HTTP_NOT_FOUND))
   }
 
   /**
@@ -225,7 +225,7 @@ export class Coordinator extends EventEmitter {
    */
   async close () {
     this.heartbeat?.stop()
-    const { close, message } = ERRORS.MGH_ERR_SHUTTING_DOWN
+    const { close, message } = new MayghError(ERRORS.MGH_ERR_SHUTTING_DOWN)
     const open = [...this.connections]
     for (const session of open) session.ws.close(/** @type {number} */ (close), message)
     // A client that does not answer the close frame within a second is cut off.

@@ -5,7 +5,7 @@
  * with the session without locks; lookups and relays run as soon as the
  * changes sent before them are done, concurrently with each other.
  */
-import { MayghError } from './errors.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 
 export class Session {
   /**
@@ -34,7 +34,7 @@ export class Session {
    * @throws {MayghError} MGH_ERR_NOT_JOINED
    */
   requirePeer () {
-    if (this.peerId === null) throw new MayghError('MGH_ERR_NOT_JOINED')
+    if (this.peerId === null) throw new MayghError(ERRORS.MGH_ERR_NOT_JOINED)
     return /** @type {any} */ (this)
   }
 

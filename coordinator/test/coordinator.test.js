@@ -81,6 +81,9 @@ describe('coordinator over WebSocket (memory store)', () => {
     assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } } })
     b.sendRaw(JSON.stringify({ type: 'connect', to: idA, signal: { cid: 'c1', candidate: { candidate: 'x' } } }))
     assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'c1', candidate: { candidate: 'x' } } })
+    // with a ref, success is acknowledged (and the signal still arrives); without one, only failures answer
+    assert.deepEqual(await a.request({ type: 'connect', to: idB, signal: { cid: 'c2' } }), { type: 'relayed', to: idB, ref: a.nextRef - 1 })
+    assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'c2' } })
     const unknown = await a.request({ type: 'connect', to: 'A'.repeat(22), signal: {} })
     assert.equal(unknown.code, 'MGH_ERR_UNKNOWN_PEER')
     assert.equal((await a.request({ type: 'connect', to: idA, signal: {} })).code, 'MGH_ERR_BAD_FIELD')

@@ -7,16 +7,15 @@
  * assets, errors). Not counted: `/origin-stats*` and `/dashboard`, which are the
  * instrument rather than the site.
  */
-import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
 import { readFile } from 'node:fs/promises'
 import { isIPv6 } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { buildManifest } from '../../client/manifest.js'
+import { buildManifest, sriHash } from '../../client/manifest.js'
+import { DEMO_ERRORS, MayghError } from '../../protocol/index.js'
 import { buildCatalog } from './catalog.js'
 import { renderDashboard } from './dashboard-page.js'
-import { errorBody } from './errors.js'
 import { DEFAULT_PUBLIC_DIR, ensureGenerated } from './images.js'
 import { UNKNOWN_PATH, createOriginStats } from './origin-stats.js'
 import { renderShopPage } from './shop-page.js'
@@ -78,12 +77,13 @@ export async function startDemoSite (options = {}) {
   /**
    * @param {import('node:http').IncomingMessage} req
    * @param {import('node:http').ServerResponse} res
-   * @param {keyof import('./errors.js').DEMO_ERRORS} code
+   * @param {keyof typeof DEMO_ERRORS} code
    * @param {string | undefined} countAs
    * @param {Record<string, string>} [extra] headers
    */
   function fail (req, res, code, countAs, extra = {}) {
-    const { status, body } = errorBody(code)
+    const { message, status = 500 } = new MayghError(DEMO_ERRORS[code])
+    const body = JSON.stringify({ error: { code, message } })
     send(req, res, { status, body: Buffer.from(body), headers: { 'Content-Type': JSON_TYPE, ...extra }, countAs })
   }
 
@@ -189,7 +189,7 @@ export function parsePath (url) {
  * @returns {Resource}
  */
 function withEtag (body, type) {
-  return { body, type, etag: `"sha256-${createHash('sha256').update(body).digest('base64')}"` }
+  return { body, type, etag: `"${sriHash(body)}"` }
 }
 
 /**

@@ -14,7 +14,7 @@
  * @property {() => number} clock ms since the epoch, strictly increasing per coordinator (orders lookups' choices)
  * @property {(err: Error, context: string) => void} warn
  *
- * @typedef {(message: import('../protocol.js').Message, context: HandlerContext) => Promise<object | undefined>} Handler
+ * @typedef {(message: import('../message-parser.js').Message, context: HandlerContext) => Promise<object | undefined>} Handler
  */
 import { join } from './join.js'
 import { update } from './update.js'

@@ -3,11 +3,11 @@
  * id and the ICE servers to use.
  */
 import { randomBytes } from 'node:crypto'
-import { MayghError } from '../errors.js'
+import { ERRORS, MayghError } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
 export async function join (message, { session, store, config, shard, sessions, iceServers }) {
-  if (session.peerId !== null) throw new MayghError('MGH_ERR_ALREADY_JOINED')
+  if (session.peerId !== null) throw new MayghError(ERRORS.MGH_ERR_ALREADY_JOINED)
   const have = [...new Set(/** @type {string[]} */ (message.have ?? []))]
   const id = randomBytes(16).toString('base64url')
   await store.addPeer(id, { shard, joinedAt: Date.now() }, have)

@@ -3,7 +3,7 @@
  * first, so a hash in both lists ends up held. Only the real difference reaches
  * the store.
  */
-import { MayghError } from '../errors.js'
+import { ERRORS, MayghError } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
 export async function update (message, { session, store, config, counters }) {
@@ -12,7 +12,7 @@ export async function update (message, { session, store, config, counters }) {
   for (const hash of /** @type {string[]} */ (message.remove ?? [])) next.delete(hash)
   for (const hash of /** @type {string[]} */ (message.add ?? [])) next.add(hash)
   if (next.size > config.maxAssetsPerPeer) {
-    throw new MayghError('MGH_ERR_TOO_MANY_ASSETS', `${next.size} > ${config.maxAssetsPerPeer}`)
+    throw new MayghError(ERRORS.MGH_ERR_TOO_MANY_ASSETS, `${next.size} > ${config.maxAssetsPerPeer}`)
   }
   const added = [...next].filter((hash) => !held.has(hash))
   const removed = [...held].filter((hash) => !next.has(hash))

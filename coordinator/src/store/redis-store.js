@@ -18,6 +18,7 @@
  * keys live on). Removing a peer whose assets are unknown, and a lookup, take two.
  */
 import Redis from 'ioredis'
+import { backoffDelay } from '../../../protocol/index.js'
 
 /** @typedef {import('./store.js').Store} Store */
 
@@ -35,13 +36,13 @@ const TOUCH_CHUNK = 1000
 const MARK_CHOSEN_LUA = "if redis.call('exists', KEYS[1]) == 1 then redis.call('hset', KEYS[1], 'c', ARGV[1]) end return 0"
 
 /**
- * Reconnect delay for ioredis: capped exponential backoff with jitter.
- * @param {number} times attempts so far
+ * Reconnect delay for ioredis: the project's one backoff (capped exponential
+ * with jitter), from 50 ms up to 5 s.
+ * @param {number} times attempts so far (ioredis starts at 1)
  * @returns {number} ms
  */
-export function redisRetryDelay (times) {
-  const capped = Math.min(5000, 50 * 2 ** Math.min(times, 10))
-  return Math.round(capped / 2 + Math.random() * capped / 2)
+function redisRetryDelay (times) {
+  return Math.round(backoffDelay(times, { baseMs: 50, maxMs: 5000 }))
 }
 
 /**

@@ -1,18 +1,12 @@
 /**
- * Parses and validates coordinator protocol messages (docs/protocol.md). Every
- * way a frame can be wrong ends in a {@link MayghError} with a stable code;
- * nothing here throws anything else.
+ * Parses and validates the messages clients send (docs/protocol.md; the
+ * constants are the wire contract's, in protocol/). Every way a frame can be
+ * wrong ends in a {@link MayghError} with a stable code; nothing here throws
+ * anything else.
  */
-import { MayghError } from './errors.js'
+import { ERRORS, LIMITS, MayghError, PEER_ID_PATTERN, PROTOCOL_VERSION, REQUEST_TYPES, isSri } from '../../protocol/index.js'
 
-export const PROTOCOL_VERSION = 1
-
-/** SRI SHA-256: `sha256-` + standard base64 of 32 bytes. */
-export const HASH_PATTERN = /^sha256-[A-Za-z0-9+/]{43}=$/
-/** Peer ids are 16 random bytes in base64url. */
-export const PEER_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/
-/** Peers a lookup may say the asker is connected to. */
-export const MAX_CONNECTED = 64
+const MAX_CONNECTED = LIMITS.maxConnected
 
 /**
  * @typedef {{ maxMessageBytes: number, maxAssetsPerMessage: number }} ParseLimits
@@ -30,7 +24,7 @@ const VALIDATORS = {
   },
   /** @param {any} m */
   lookup: (m) => {
-    if (typeof m.hash !== 'string' || !HASH_PATTERN.test(m.hash)) throw badField('hash', 'an SRI sha256 string')
+    if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
     if (m.connected !== undefined) {
       if (!Array.isArray(m.connected) || m.connected.length > MAX_CONNECTED) throw badField('connected', `an array of at most ${MAX_CONNECTED} peer ids`)
       for (const id of m.connected) if (typeof id !== 'string' || !PEER_ID_PATTERN.test(id)) throw badField('connected', 'peer ids')
@@ -43,8 +37,8 @@ const VALIDATORS = {
   }
 }
 
-/** Message types the coordinator accepts. */
-export const MESSAGE_TYPES = Object.freeze(Object.keys(VALIDATORS))
+// The validators cover exactly the contract's request types (a test checks the handlers do too).
+if (Object.keys(VALIDATORS).join() !== REQUEST_TYPES.join()) throw new Error('message-parser.js: VALIDATORS do not match REQUEST_TYPES')
 
 /**
  * Parse one WebSocket frame into a validated message.
@@ -56,13 +50,13 @@ export const MESSAGE_TYPES = Object.freeze(Object.keys(VALIDATORS))
  * @throws {MayghError} with `ref` set when the frame was JSON carrying a valid one
  */
 export function parseMessage (data, isBinary, limits) {
-  if (isBinary) throw new MayghError('MGH_ERR_BAD_MESSAGE', 'binary frames are not part of the protocol')
-  if (data.length > limits.maxMessageBytes) throw new MayghError('MGH_ERR_TOO_LARGE', `${data.length} bytes > ${limits.maxMessageBytes}`)
+  if (isBinary) throw new MayghError(ERRORS.MGH_ERR_BAD_MESSAGE, 'binary frames are not part of the protocol')
+  if (data.length > limits.maxMessageBytes) throw new MayghError(ERRORS.MGH_ERR_TOO_LARGE, `${data.length} bytes > ${limits.maxMessageBytes}`)
   let message
   try {
     message = JSON.parse(data.toString('utf8'))
   } catch {
-    throw new MayghError('MGH_ERR_BAD_JSON')
+    throw new MayghError(ERRORS.MGH_ERR_BAD_JSON)
   }
   try {
     return validateMessage(message, limits)
@@ -82,13 +76,13 @@ export function parseMessage (data, isBinary, limits) {
  */
 export function validateMessage (message, limits) {
   if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof /** @type {any} */ (message).type !== 'string') {
-    throw new MayghError('MGH_ERR_BAD_MESSAGE')
+    throw new MayghError(ERRORS.MGH_ERR_BAD_MESSAGE)
   }
   const m = /** @type {any} */ (message)
   if (m.ref !== undefined && !(Number.isSafeInteger(m.ref) && m.ref >= 0)) throw badField('ref', 'a non-negative integer')
-  if (m.v !== undefined && m.v !== PROTOCOL_VERSION) throw new MayghError('MGH_ERR_BAD_VERSION', `got ${JSON.stringify(m.v)}, this coordinator speaks ${PROTOCOL_VERSION}`)
+  if (m.v !== undefined && m.v !== PROTOCOL_VERSION) throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `got ${JSON.stringify(m.v)}, this coordinator speaks ${PROTOCOL_VERSION}`)
   const validate = Object.hasOwn(VALIDATORS, m.type) ? VALIDATORS[m.type] : undefined
-  if (validate === undefined) throw new MayghError('MGH_ERR_UNKNOWN_TYPE', JSON.stringify(m.type.slice(0, 64)))
+  if (validate === undefined) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_TYPE, JSON.stringify(m.type.slice(0, 64)))
   validate(m, limits)
   return m
 }
@@ -113,9 +107,9 @@ function optionalHashList (m, field, max) {
   const list = m[field]
   if (list === undefined) return
   if (!Array.isArray(list)) throw badField(field, 'an array of SRI sha256 strings')
-  if (list.length > max) throw new MayghError('MGH_ERR_TOO_MANY_ASSETS', `${field} names ${list.length} assets, at most ${max} per message`)
+  if (list.length > max) throw new MayghError(ERRORS.MGH_ERR_TOO_MANY_ASSETS, `${field} names ${list.length} assets, at most ${max} per message`)
   for (const hash of list) {
-    if (typeof hash !== 'string' || !HASH_PATTERN.test(hash)) throw badField(field, 'an array of SRI sha256 strings')
+    if (!isSri(hash)) throw badField(field, 'an array of SRI sha256 strings')
   }
 }
 
@@ -125,5 +119,5 @@ function optionalHashList (m, field, max) {
  * @returns {MayghError}
  */
 function badField (field, expected) {
-  return new MayghError('MGH_ERR_BAD_FIELD', `"${field}" must be ${expected}`)
+  return new MayghError(ERRORS.MGH_ERR_BAD_FIELD, `"${field}" must be ${expected}`)
 }

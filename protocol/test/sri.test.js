@@ -1,8 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { sriOf, matches, sha256FromIntegrity, isSri } from '../src/sri.js'
-import { sriHash } from '../manifest.js'
+import { sriOf, matches, sha256FromIntegrity, isSri } from '../index.js'
+import { sriHash } from '../../client/manifest.js'
 
 test('sriOf (WebCrypto) names bytes exactly as the manifest builder (node:crypto) does', async () => {
   for (const n of [0, 1, 55, 64, 16384, 100_000]) {

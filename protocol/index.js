@@ -1,0 +1,10 @@
+/**
+ * The wire contract that the client, the coordinator and the simulator all
+ * import: asset names, protocol version, message types, default limits, the
+ * one errors registry, and the retry backoff. Plain ESM with no Node-only
+ * imports, so the browser bundle takes what it uses.
+ */
+export { ERRORS, COORDINATOR_ERRORS, CLIENT_ERRORS, SIM_ERRORS, DEMO_ERRORS, MayghError } from './errors.js'
+export { backoffDelay } from './backoff.js'
+export { SRI_PATTERN, isSri, sriOf, matches, sha256FromIntegrity } from './sri.js'
+export { PROTOCOL_VERSION, REQUEST_TYPES, PEER_ID_PATTERN, LIMITS, DEFAULT_QUOTA_BYTES } from './messages.js'

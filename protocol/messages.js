@@ -1,0 +1,31 @@
+/**
+ * The coordinator protocol's constants (docs/protocol.md): version, message
+ * types, peer ids, and the coordinator's default limits, which a client
+ * assumes until `welcome` tells it the real ones.
+ */
+
+/** Protocol version: every message may carry `v`; a coordinator refuses any other. */
+export const PROTOCOL_VERSION = 1
+
+/** Messages a client sends; each has one handler in the coordinator. */
+export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect']))
+
+/** Peer ids: 16 random bytes in base64url. */
+export const PEER_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/
+
+/** Default limits of a coordinator (README "Configuration"); `welcome` carries the ones in force. */
+export const LIMITS = Object.freeze({
+  /** largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE */
+  maxMessageBytes: 64 * 1024,
+  /** largest frame read at all; bigger ones close the socket with 1009 */
+  hardMaxMessageBytes: 1024 * 1024,
+  /** assets the coordinator lists for one peer */
+  maxAssetsPerPeer: 10000,
+  /** assets one join or update may name */
+  maxAssetsPerMessage: 1000,
+  /** peers a lookup may say the asker is already connected to */
+  maxConnected: 64
+})
+
+/** The client's default IndexedDB quota (`data-quota-mb`), which the simulator models too. */
+export const DEFAULT_QUOTA_BYTES = 50 * 1024 * 1024
