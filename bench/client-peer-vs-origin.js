@@ -38,7 +38,10 @@ const manifest = { version: 1, assets: Object.fromEntries([...files].map(([path,
 const page = `<!doctype html><script src="/maygh.js" data-coordinator="${coordinator.url}" defer></script>`
 const server = createServer((req, res) => {
   const body = req.url === '/' ? page : req.url === '/maygh.js' ? bundle : req.url === '/maygh-manifest.json' ? JSON.stringify(manifest) : files.get(/** @type {string} */ (req.url))
-  if (body === undefined) return void res.writeHead(404).end()
+  if (body === undefined) {
+    res.writeHead(404).end()
+    return
+  }
   res.writeHead(200, { 'cache-control': 'no-store' }).end(body)
 })
 await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)))

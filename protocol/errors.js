@@ -97,8 +97,18 @@ export const DEMO_ERRORS = /* @__PURE__ */ defineArea('demo', {}, {
   MGH_DEMO_CLIENT_NOT_BUILT: ['the Maygh client bundle is not built yet; run `npm run build`', { status: 503 }]
 })
 
+/**
+ * The areas' tables as one.
+ * @template A, B, C, D
+ * @param {A} a @param {B} b @param {C} c @param {D} d
+ * @returns {Readonly<A & B & C & D>}
+ */
+function merge (a, b, c, d) {
+  return Object.freeze({ ...a, ...b, ...c, ...d })
+}
+
 /** The whole registry; a code appears in exactly one area (a test checks). */
-export const ERRORS = /* @__PURE__ */ Object.freeze(/* @__PURE__ */ Object.assign({}, COORDINATOR_ERRORS, CLIENT_ERRORS, SIM_ERRORS, DEMO_ERRORS))
+export const ERRORS = /* @__PURE__ */ merge(COORDINATOR_ERRORS, CLIENT_ERRORS, SIM_ERRORS, DEMO_ERRORS)
 
 /** @typedef {keyof typeof ERRORS} ErrorCode */
 

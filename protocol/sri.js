@@ -17,11 +17,12 @@ export const isSri = (name) => typeof name === 'string' && SRI_PATTERN.test(name
 
 /**
  * The asset name of some bytes.
- * @param {BufferSource} bytes
+ * @param {ArrayBuffer | ArrayBufferView} bytes
  * @returns {Promise<string>}
  */
 export async function sriOf (bytes) {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))
+  // WebCrypto's types refuse views that could be over shared memory; asset bytes never are.
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', /** @type {BufferSource} */ (bytes)))
   let s = ''
   for (let i = 0; i < digest.length; i++) s += String.fromCharCode(digest[i])
   return 'sha256-' + btoa(s)
@@ -43,7 +44,7 @@ export function sha256FromIntegrity (value) {
 
 /**
  * Whether `bytes` are named `name`.
- * @param {BufferSource} bytes
+ * @param {ArrayBuffer | ArrayBufferView} bytes
  * @param {string} name
  * @returns {Promise<boolean>}
  */

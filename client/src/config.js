@@ -8,7 +8,7 @@
 import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
 
 /** Documented defaults (README, "Configuration"). */
-export const DEFAULTS = Object.freeze({
+const defaults = {
   /** coordinator WebSocket URL (`data-coordinator`); none = cache + origin only */
   coordinator: '',
   /** manifest URL (`data-manifest`) */
@@ -28,7 +28,9 @@ export const DEFAULTS = Object.freeze({
   /** reconnect backoff: first delay and cap */
   backoffBaseMs: 500,
   backoffMaxMs: 30000
-})
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const DEFAULTS = Object.freeze(defaults)
 
 /** Allowed range of each numeric option. */
 const RANGES = {

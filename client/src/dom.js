@@ -25,8 +25,8 @@ export function bindDom (doc, client) {
     seen.set(el, url)
     const hash = sha256FromIntegrity(el.getAttribute('data-maygh-integrity') ?? el.getAttribute('integrity'))
     if (hash) client.name(url, hash)
-    /** @type {any} */
-    const target = el
+    // an <img> (src) or a <link> (href): only the property `attr` names is touched
+    const target = /** @type {Element & Record<'src' | 'href', string>} */ (el)
     client.load(url).then(
       (blob) => {
         if (seen.get(el) !== url) return

@@ -7,8 +7,9 @@ export class Emitter {
 
   /** @param {string} type @param {Function} fn */
   on (type, fn) {
-    if (!this.listeners.has(type)) this.listeners.set(type, new Set())
-    this.listeners.get(type).add(fn)
+    let set = this.listeners.get(type)
+    if (set === undefined) this.listeners.set(type, set = new Set())
+    set.add(fn)
     return this
   }
 

@@ -23,7 +23,7 @@ export class Loader {
     this.o = o
     /** @type {Set<Promise<unknown>>} */
     this.active = new Set()
-    /** @type {Map<string, Promise<{ bytes: Uint8Array, type: string }>>} by hash */
+    /** @type {Map<string, Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string }>>} by hash */
     this.byHash = new Map()
     /** @type {Set<string>} peers that sent bytes failing verification */
     this.banned = new Set()
@@ -70,7 +70,7 @@ export class Loader {
       return new Blob([bytes], { type: name.type || type })
     } catch (err) {
       stats.counts.failed++
-      stats.error({ url, hash: name?.hash, code: /** @type {any} */ (err).code ?? 'MGH_ERR_ORIGIN', message: String(/** @type {any} */ (err).message ?? err) })
+      stats.error({ url, hash: name?.hash, code: err.code ?? 'MGH_ERR_ORIGIN', message: String(err.message ?? err) })
       throw err
     }
   }
@@ -100,7 +100,7 @@ export class Loader {
         const transfer = await /** @type {import('./peer-pool.js').PeerPool} */ (this.o.pool).transfer(peer)
         asset = await transfer.request(hash, name.size ?? this.o.config.quotaMb << 20)
       } catch (err) {
-        stats.error({ url, hash, code: /** @type {any} */ (err).code, message: String(/** @type {any} */ (err).message) })
+        stats.error({ url, hash, code: err.code, message: String(err.message) })
         continue
       }
       if (!(await matches(asset.bytes, hash))) {

@@ -6,6 +6,12 @@
  */
 import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 
+/**
+ * What two peers exchange through the coordinator's `connect` (docs/protocol.md):
+ * an offer or answer, or one trickled ICE candidate, for connection `cid`.
+ * @typedef {{ cid: string, sdp?: RTCSessionDescriptionInit, candidate?: RTCIceCandidateInit }} Signal
+ */
+
 export class PeerLink {
   /**
    * @param {object} options
@@ -13,7 +19,7 @@ export class PeerLink {
    * @param {string} options.cid connection id (chosen by the offerer)
    * @param {boolean} options.initiator whether we make the offer
    * @param {RTCIceServer[]} options.iceServers
-   * @param {(signal: object) => void} options.signal sends a signal to the peer
+   * @param {(signal: Signal) => void} options.signal sends a signal to the peer
    * @param {number} options.timeoutMs the channel must open within this
    * @param {(err: Error) => void} [options.onClose]
    */
@@ -55,17 +61,18 @@ export class PeerLink {
   /** @param {RTCDataChannel} channel */
   setup (channel) {
     channel.binaryType = 'arraybuffer'
-    channel.onopen = () => {
+    const opened = () => {
       clearTimeout(this.timer)
       this.resolveOpen(channel)
     }
+    channel.onopen = opened
     channel.addEventListener('close', () => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED)))
-    if (channel.readyState === 'open') /** @type {any} */ (channel).onopen()
+    if (channel.readyState === 'open') opened()
   }
 
   /**
    * A signal from the peer for this connection.
-   * @param {{ sdp?: RTCSessionDescriptionInit, candidate?: RTCIceCandidateInit }} signal
+   * @param {Omit<Signal, 'cid'>} signal
    */
   async handle (signal) {
     if (this.closed) return

@@ -10,6 +10,13 @@ import { Transfer } from './transfer.js'
 /** connections kept at most; beyond it the least recently active idle one is closed, or the offer ignored */
 const MAX_LINKS = 48
 
+/**
+ * A signal as another peer sent it: only `cid` is checked here. The sdp and
+ * candidate go to the browser's WebRTC API as they are, which rejects a bad
+ * one; the link then closes (PeerLink.handle).
+ * @typedef {{ cid?: unknown, sdp?: RTCSessionDescriptionInit, candidate?: RTCIceCandidateInit }} IncomingSignal
+ */
+
 export class PeerPool {
   /**
    * @param {object} options
@@ -30,7 +37,8 @@ export class PeerPool {
     this.connecting = new Map()
     /** @type {Map<string, object[]>} signals that arrived before their offer, by key */
     this.early = new Map()
-    options.signaling.on('connect', (/** @type {{ from: string, signal: any }} */ msg) => this.onSignal(msg.from, msg.signal))
+    // signaling checked that `from` is a string and `signal` an object; onSignal checks `cid`
+    options.signaling.on('connect', (/** @type {{ from: string, signal: IncomingSignal }} */ msg) => this.onSignal(msg.from, msg.signal))
   }
 
   /** Peer ids we hold an open channel to. */
@@ -73,7 +81,7 @@ export class PeerPool {
       iceServers: signaling.iceServers,
       timeoutMs: config.connectTimeoutMs,
       signal: (signal) => {
-        if (/** @type {any} */ (signal).sdp?.type === 'offer') {
+        if (signal.sdp?.type === 'offer') {
           // The coordinator acknowledges the offer (`relayed`); a refusal (peer
           // gone) or no answer at all fails the attempt now, not at the link's timeout.
           signaling.request({ type: 'connect', to: peer, signal }, config.connectTimeoutMs)
@@ -113,26 +121,31 @@ export class PeerPool {
 
   /** Close the open channel that has been idle longest; false if none is idle. */
   closeIdlest () {
+    /** @type {Transfer | null} */
     let idlest = null
     for (const t of this.transfers) if (t.idle && (!idlest || t.lastActive < idlest.lastActive)) idlest = t
     idlest?.close(new Error('closed to make room'))
-    return Boolean(idlest)
+    return idlest !== null
   }
 
   /**
    * @param {string} from
-   * @param {{ cid?: unknown, sdp?: RTCSessionDescriptionInit, candidate?: RTCIceCandidateInit }} signal
+   * @param {IncomingSignal} signal
    */
   onSignal (from, signal) {
     if (typeof signal.cid !== 'string') return
     const key = `${from} ${signal.cid}`
     const link = this.links.get(key)
-    if (link) return void link.handle(signal)
+    if (link) {
+      link.handle(signal)
+      return
+    }
     if (signal.sdp?.type === 'offer') {
       if (this.links.size >= MAX_LINKS && !this.closeIdlest()) return
       const incoming = this.createLink(from, signal.cid, false)
       incoming.opened.then((channel) => this.attach(incoming, channel), () => {})
-      return void incoming.handle(signal)
+      incoming.handle(signal)
+      return
     }
     // A candidate ahead of its offer (possible across coordinator shards): keep it briefly.
     if (signal.candidate && this.early.size < 64) {

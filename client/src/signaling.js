@@ -8,6 +8,11 @@
 import { Emitter } from './emitter.js'
 import { CLIENT_ERRORS, LIMITS, MayghError, PROTOCOL_VERSION, backoffDelay } from '../../protocol/index.js'
 
+/**
+ * A request waiting for its reply; replies are the coordinator's JSON, checked where they are used.
+ * @typedef {{ resolve: (reply: any) => void, reject: (err: Error) => void, timer: ReturnType<typeof setTimeout> | undefined }} Waiter
+ */
+
 export class Signaling extends Emitter {
   /**
    * @param {{ url: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[] }} options
@@ -25,7 +30,7 @@ export class Signaling extends Emitter {
     /** the coordinator's limits: its defaults until a `welcome` tells the real ones */
     this.limits = { maxMessageBytes: LIMITS.maxMessageBytes, maxAssetsPerPeer: LIMITS.maxAssetsPerPeer, maxAssetsPerMessage: LIMITS.maxAssetsPerMessage }
     this.ref = 0
-    /** @type {Map<number, { resolve: (m: any) => void, reject: (e: Error) => void, timer: any }>} */
+    /** @type {Map<number, Waiter>} replies awaited, by ref */
     this.waiting = new Map()
     this.attempt = 0
     this.stopped = false
@@ -70,8 +75,8 @@ export class Signaling extends Emitter {
       this.emit('welcome', { id: this.id, have })
     } catch (err) {
       // Too many assets for this coordinator: offer the most recently used half.
-      if (/** @type {any} */ (err).code === 'MGH_ERR_TOO_MANY_ASSETS' && have.length > 1) return this.join(have.slice(0, have.length >> 1))
-      if (/** @type {any} */ (err).code !== 'MGH_ERR_OFFLINE') this.ws?.close()
+      if (err.code === 'MGH_ERR_TOO_MANY_ASSETS' && have.length > 1) return this.join(have.slice(0, have.length >> 1))
+      if (err.code !== 'MGH_ERR_OFFLINE') this.ws?.close()
     }
   }
 
@@ -95,7 +100,7 @@ export class Signaling extends Emitter {
    * @param {number} ref
    * @param {any} reply
    * @param {Error | null} err
-   * @param {{ resolve: Function, reject: Function, timer: any }} w
+   * @param {Waiter} w
    */
   settle (ref, reply, err, w) {
     this.waiting.delete(ref)
@@ -116,6 +121,7 @@ export class Signaling extends Emitter {
     return new Promise((resolve, reject) => {
       const ref = ++this.ref
       if (!this.send({ ...msg, ref }, beforeJoin)) return reject(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
+      /** @type {Waiter} */
       const w = { resolve, reject, timer: undefined }
       w.timer = setTimeout(() => this.settle(ref, null, new MayghError(CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT, String(msg.type)), w), timeoutMs)
       this.waiting.set(ref, w)

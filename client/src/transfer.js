@@ -24,8 +24,8 @@ export const LOW_WATER = 256 << 10
 const MAX_QUEUED = 256
 
 /**
- * @typedef {{ bytes: Uint8Array, type: string }} Asset
- * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array, got: number, type?: string }} Pending
+ * @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} Asset
+ * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, got: number, type?: string }} Pending
  * @typedef {object} TransferOptions
  * @property {(hash: string) => Promise<Asset | null>} serve the held asset, verified, or null
  * @property {number} [stallMs] give up on our requests after this long without a message
@@ -131,7 +131,7 @@ export class Transfer {
 
   settle () {
     const head = /** @type {Pending} */ (this.pending.shift())
-    head.resolve({ bytes: /** @type {Uint8Array} */ (head.buf), type: /** @type {string} */ (head.type) })
+    head.resolve({ bytes: /** @type {Uint8Array<ArrayBuffer>} */ (head.buf), type: /** @type {string} */ (head.type) })
     this.armStall()
   }
 
@@ -175,10 +175,12 @@ export class Transfer {
     })
   }
 
-  /** @param {string | Uint8Array} data */
+  /** @param {string | Uint8Array<ArrayBuffer>} data */
   send (data) {
     try {
-      this.channel.send(/** @type {any} */ (data))
+      // one call per type: send()'s overloads do not take the union
+      if (typeof data === 'string') this.channel.send(data)
+      else this.channel.send(data)
     } catch (err) {
       this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED, String(err)))
     }

@@ -35,10 +35,13 @@ before(async () => {
   server = createServer((req, res) => {
     const path = /** @type {string} */ (req.url)
     hits[path] = (hits[path] ?? 0) + 1
-    if (path === '/maygh-manifest.json') return void res.end(JSON.stringify(manifest))
+    if (path === '/maygh-manifest.json') {
+      res.end(JSON.stringify(manifest))
+      return
+    }
     const body = files[/** @type {keyof typeof files} */ (path)]
-    if (!body) return void res.writeHead(404).end()
-    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(body)
+    if (body) res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(body)
+    else res.writeHead(404).end()
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)))
   Object.assign(globalThis, { location: new URL(`http://127.0.0.1:${/** @type {any} */ (server.address()).port}/shop`) })

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util'
 
-/** flag name → [option, env var, parse] */
+/** flag name → [option, env var, parse] @type {Record<string, [string, string, (text: string) => unknown]>} */
 const OPTIONS = {
   port: ['port', 'PORT', Number],
   host: ['host', 'HOST', String],

@@ -8,7 +8,7 @@ import { LIMITS } from '../../protocol/index.js'
 import { POLICY_DEFAULTS } from './policy/peer-selection.js'
 
 /** Defaults; README.md "Configuration" lists each with its env var and flag. */
-export const DEFAULTS = Object.freeze({
+const defaults = {
   /** TCP port of the WebSocket + HTTP server (0 = any free port) */
   port: 7070,
   /** address the WebSocket, HTTP and STUN servers bind to */
@@ -39,7 +39,9 @@ export const DEFAULTS = Object.freeze({
   rateLimitPerSecond: 200,
   /** messages a peer may send in a burst */
   rateLimitBurst: 400
-})
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const DEFAULTS = Object.freeze(defaults)
 
 /** @typedef {{ urls: string | string[], username?: string, credential?: string }} RTCIceServerLike */
 /** @typedef {typeof DEFAULTS & { shardId: string }} Config */
@@ -121,6 +123,6 @@ function stripUndefined (options) {
  */
 function isIceServer (s) {
   if (s === null || typeof s !== 'object') return false
-  const urls = /** @type {any} */ (s).urls
+  const urls = /** @type {{ urls?: unknown }} */ (s).urls
   return typeof urls === 'string' || (Array.isArray(urls) && urls.length > 0 && urls.every((u) => typeof u === 'string'))
 }

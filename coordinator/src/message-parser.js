@@ -11,18 +11,19 @@ const MAX_CONNECTED = LIMITS.maxConnected
 /**
  * @typedef {{ maxMessageBytes: number, maxAssetsPerMessage: number }} ParseLimits
  * @typedef {{ type: string, ref?: number, [field: string]: unknown }} Message
+ * @typedef {Record<string, unknown>} Fields a decoded JSON object, before its fields are checked
  */
 
 /** Field validators by message type; a type missing here is unknown. */
 const VALIDATORS = {
-  /** @param {any} m @param {ParseLimits} l */
+  /** @param {Fields} m @param {ParseLimits} l */
   join: (m, l) => { optionalHashList(m, 'have', l.maxAssetsPerMessage) },
-  /** @param {any} m @param {ParseLimits} l */
+  /** @param {Fields} m @param {ParseLimits} l */
   update: (m, l) => {
     optionalHashList(m, 'add', l.maxAssetsPerMessage)
     optionalHashList(m, 'remove', l.maxAssetsPerMessage)
   },
-  /** @param {any} m */
+  /** @param {Fields} m */
   lookup: (m) => {
     if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
     if (m.connected !== undefined) {
@@ -30,7 +31,7 @@ const VALIDATORS = {
       for (const id of m.connected) if (typeof id !== 'string' || !PEER_ID_PATTERN.test(id)) throw badField('connected', 'peer ids')
     }
   },
-  /** @param {any} m */
+  /** @param {Fields} m */
   connect: (m) => {
     if (typeof m.to !== 'string' || !PEER_ID_PATTERN.test(m.to)) throw badField('to', 'a peer id')
     if (m.signal === null || typeof m.signal !== 'object' || Array.isArray(m.signal)) throw badField('signal', 'an object')
@@ -61,8 +62,8 @@ export function parseMessage (data, isBinary, limits) {
   try {
     return validateMessage(message, limits)
   } catch (err) {
-    err.ref = refOf(message)
-    throw err
+    // validateMessage throws only MayghErrors; the reply to this one can still name the request
+    throw Object.assign(err, { ref: refOf(message) })
   }
 }
 
@@ -75,16 +76,15 @@ export function parseMessage (data, isBinary, limits) {
  * @throws {MayghError}
  */
 export function validateMessage (message, limits) {
-  if (message === null || typeof message !== 'object' || Array.isArray(message) || typeof /** @type {any} */ (message).type !== 'string') {
-    throw new MayghError(ERRORS.MGH_ERR_BAD_MESSAGE)
-  }
-  const m = /** @type {any} */ (message)
-  if (m.ref !== undefined && !(Number.isSafeInteger(m.ref) && m.ref >= 0)) throw badField('ref', 'a non-negative integer')
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) throw new MayghError(ERRORS.MGH_ERR_BAD_MESSAGE)
+  const m = /** @type {Fields} */ (message)
+  if (typeof m.type !== 'string') throw new MayghError(ERRORS.MGH_ERR_BAD_MESSAGE)
+  if (m.ref !== undefined && refOf(m) === undefined) throw badField('ref', 'a non-negative integer')
   if (m.v !== undefined && m.v !== PROTOCOL_VERSION) throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `got ${JSON.stringify(m.v)}, this coordinator speaks ${PROTOCOL_VERSION}`)
-  const validate = Object.hasOwn(VALIDATORS, m.type) ? VALIDATORS[m.type] : undefined
+  const validate = Object.hasOwn(VALIDATORS, m.type) ? VALIDATORS[/** @type {keyof typeof VALIDATORS} */ (m.type)] : undefined
   if (validate === undefined) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_TYPE, JSON.stringify(m.type.slice(0, 64)))
   validate(m, limits)
-  return m
+  return /** @type {Message} */ (m)
 }
 
 /**
@@ -94,12 +94,12 @@ export function validateMessage (message, limits) {
  * @returns {number | undefined}
  */
 function refOf (message) {
-  const ref = message !== null && typeof message === 'object' ? /** @type {any} */ (message).ref : undefined
-  return Number.isSafeInteger(ref) && ref >= 0 ? ref : undefined
+  const ref = message !== null && typeof message === 'object' ? /** @type {Fields} */ (message).ref : undefined
+  return typeof ref === 'number' && Number.isSafeInteger(ref) && ref >= 0 ? ref : undefined
 }
 
 /**
- * @param {any} m
+ * @param {Fields} m
  * @param {string} field
  * @param {number} max
  */

@@ -19,7 +19,8 @@ export class Relay {
   /** Start taking this shard's messages off the bus. */
   async start () {
     this.unsubscribe = await this.store.subscribe(this.shard, (message) => {
-      const { to, from, signal } = /** @type {any} */ (message)
+      // what another shard published: checked here, since a bus message is as untrusted as a frame
+      const { to, from, signal } = /** @type {{ to?: unknown, from?: unknown, signal?: unknown }} */ (message)
       if (typeof to === 'string' && typeof from === 'string' && signal !== null && typeof signal === 'object') {
         this.deliverLocal(to, from, signal)
       }

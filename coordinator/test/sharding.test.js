@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import Redis from 'ioredis'
+import { Redis } from 'ioredis'
 import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
 import { startRedisServer } from '../../test/support/redis-server.js'

@@ -15,7 +15,7 @@
       target.textContent = 'Added \u2713'
     }
   })
-  const search = document.querySelector('.search input')
+  const search = /** @type {HTMLInputElement | null} */ (document.querySelector('.search input'))
   const count = document.querySelector('.result-count')
   if (search) {
     search.addEventListener('input', function () {

@@ -21,7 +21,7 @@ import { UNKNOWN_PATH, createOriginStats } from './origin-stats.js'
 import { renderShopPage } from './shop-page.js'
 
 /** Defaults for {@link startDemoSite}; `coordinatorHttpUrl` undefined means "derive from coordinatorUrl". */
-export const DEMO_DEFAULTS = Object.freeze({
+const defaults = {
   port: 8080,
   host: '127.0.0.1',
   coordinatorUrl: 'ws://127.0.0.1:7070',
@@ -29,7 +29,9 @@ export const DEMO_DEFAULTS = Object.freeze({
   coordinatorHttpUrl: undefined,
   clientBundlePath: fileURLToPath(new URL('../../client/dist/maygh.js', import.meta.url)),
   publicDir: DEFAULT_PUBLIC_DIR
-})
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const DEMO_DEFAULTS = Object.freeze(defaults)
 
 const NOT_COUNTED = new Set(['/origin-stats', '/origin-stats/reset', '/dashboard'])
 const CORS = { 'Access-Control-Allow-Origin': '*' }

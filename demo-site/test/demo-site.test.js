@@ -187,7 +187,7 @@ test('the shop page embeds the client once and lists every product image for it'
   assert.equal(scripts[0], '<script src="/maygh.js" data-coordinator="ws://127.0.0.1:7070/ws" data-manifest="/maygh-manifest.json" defer>')
   assert.match(html, /<link rel="stylesheet" href="\/static\/shop\.css">/)
   assert.match(html, /<script src="\/static\/shop\.js" defer><\/script>/)
-  const images = html.match(/<img\b[^>]*>/g) ?? []
+  const images = html.match(/<img\b[^>]*>/g) ?? /** @type {string[]} */ ([])
   const maygh = images.filter((tag) => tag.includes('data-maygh-src='))
   assert.ok(maygh.length >= 30, `${maygh.length} data-maygh-src images`)
   const manifest = await (await fetch(`${site.url}/maygh-manifest.json`)).json()

@@ -1,3 +1,4 @@
+/* global RTCDataChannel, indexedDB -- used inside page.evaluate callbacks, which run in the browser */
 /**
  * Scenario 4: bytes that fail SHA-256 verification are never shown or kept.
  * A peer that sends corrupted bytes is rejected by the receiver (which shows

@@ -5,6 +5,7 @@
  * scenarios share (start the whole stack, open a visitor, read its figures,
  * ask the coordinator who holds what).
  */
+import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -212,9 +213,9 @@ export function originImageBytes (originStats, prefix = '/img/') {
  * @param {Awaited<ReturnType<typeof startStack>>} stack
  * @param {'chromium' | 'firefox'} kindA
  * @param {'chromium' | 'firefox'} kindB
+ * @returns {Promise<void>}
  */
 export async function assertPeerShare (stack, kindA, kindB) {
-  const { default: assert } = await import('node:assert/strict')
   /** @type {Visitor[]} */
   const visitors = []
   try {
@@ -243,7 +244,6 @@ export async function assertPeerShare (stack, kindA, kindB) {
     const fetched = originImageBytes(after).requests - originImageBytes(before).requests
     assert.ok(fetched <= 0.1 * imgsA.length, `B fetched ${fetched} images from the origin`)
     assert.equal((await a.stats()).served.bytes, sb.peer.bytes, 'what A served is what B received')
-    return { a: sa, b: sb, imageBytes }
   } finally {
     for (const v of visitors) await v.close()
   }

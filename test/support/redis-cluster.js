@@ -50,4 +50,3 @@ export async function startRedisCluster ({ nodes = 6 } = {}) {
     throw err
   }
 }
-

@@ -44,17 +44,17 @@ export async function startRedisServer (options = {}) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort()
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])], { stdio: ['ignore', 'ignore', 'pipe'] })
-    let exited = false
-    child.once('exit', () => { exited = true })
+    const state = { exited: false } // set by the 'exit' listener while the loop below awaits
+    child.once('exit', () => { state.exited = true })
     const spawnError = new Promise((resolve) => child.once('error', resolve))
-    for (let i = 0; i < 100 && !exited; i++) {
+    for (let i = 0; i < 100 && !state.exited; i++) {
       if (await answersPing(port)) {
         return {
           url: `redis://127.0.0.1:${port}`,
           port,
           process: child,
           close: async () => {
-            if (!exited) {
+            if (!state.exited) {
               const gone = new Promise((resolve) => child.once('exit', resolve))
               child.kill('SIGKILL')
               await gone

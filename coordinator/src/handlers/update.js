@@ -7,7 +7,8 @@ import { ERRORS, MayghError } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
 export async function update (message, { session, store, config, counters }) {
-  const held = session.requirePeer().assets
+  const peer = session.requirePeer()
+  const held = peer.assets
   const next = new Set(held)
   for (const hash of /** @type {string[]} */ (message.remove ?? [])) next.delete(hash)
   for (const hash of /** @type {string[]} */ (message.add ?? [])) next.add(hash)
@@ -16,7 +17,7 @@ export async function update (message, { session, store, config, counters }) {
   }
   const added = [...next].filter((hash) => !held.has(hash))
   const removed = [...held].filter((hash) => !next.has(hash))
-  await store.updatePeer(session.peerId, added, removed)
+  await store.updatePeer(peer.peerId, added, removed)
   session.assets = next
   counters.updates++
   return { type: 'updated', holding: next.size }

@@ -34,6 +34,7 @@ export const ATTRIBUTES = Object.freeze({
   FINGERPRINT: 0x8028
 })
 
+/** @type {Set<number>} */
 const KNOWN_REQUIRED = new Set(Object.values(ATTRIBUTES).filter((t) => t < 0x8000))
 
 /**

@@ -16,14 +16,16 @@ import {
 } from './stun-message.js'
 
 /** Defaults for {@link startStunServer}. */
-export const STUN_DEFAULTS = Object.freeze({
+const defaults = {
   /** UDP port; 0 picks a free one */
   port: 3478,
   /** address to bind; an IPv6 literal makes it a udp6 socket */
   host: '127.0.0.1',
   /** SOFTWARE attribute sent in every response */
   software: 'maygh-stun/1'
-})
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const STUN_DEFAULTS = Object.freeze(defaults)
 
 const BINDING = 0x001
 const CLASS_REQUEST = 0
