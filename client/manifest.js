@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { join, posix, relative, sep, extname } from 'node:path'
+import { MANIFEST_VERSION } from '../protocol/index.js'
 
 /** Content types by extension for the assets a site typically offloads. */
 export const CONTENT_TYPES = Object.freeze({
@@ -45,7 +46,7 @@ export function sriHash (bytes) {
 
 /**
  * @typedef {{ hash: string, size: number, type: string }} ManifestEntry
- * @typedef {{ version: 1, assets: Record<string, ManifestEntry> }} Manifest
+ * @typedef {{ version: number, assets: Record<string, ManifestEntry> }} Manifest
  */
 
 /**
@@ -70,5 +71,5 @@ export async function buildManifest (dir, options = {}) {
     const urlPath = posix.join(prefix, relative(dir, file).split(sep).join('/'))
     assets[urlPath] = { hash: sriHash(bytes), size: bytes.length, type: contentType(file) }
   }
-  return { version: 1, assets }
+  return { version: MANIFEST_VERSION, assets }
 }

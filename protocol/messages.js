@@ -7,6 +7,9 @@
 /** Protocol version: every message may carry `v`; a coordinator refuses any other. */
 export const PROTOCOL_VERSION = 1
 
+/** Manifest format version (`{version, assets}`); a client ignores a manifest of any other. */
+export const MANIFEST_VERSION = 1
+
 /** Messages a client sends; each has one handler in the coordinator. */
 export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect']))
 

@@ -4,7 +4,7 @@
  * attributes, the attribute winning. Unnamed URLs load from the origin
  * unverified and are never cached or shared.
  */
-import { isSri } from '../../protocol/index.js'
+import { MANIFEST_VERSION, isSri } from '../../protocol/index.js'
 
 /** @typedef {{ hash: string, size?: number, type?: string }} Name */
 
@@ -23,7 +23,7 @@ export class Names {
     try {
       const res = await fetch(new URL(manifestUrl, location.href), { cache: 'no-cache' })
       const manifest = await res.json()
-      if (!res.ok || manifest?.version !== 1) return
+      if (!res.ok || manifest?.version !== MANIFEST_VERSION) return
       for (const [path, entry] of Object.entries(manifest.assets ?? {})) {
         if (isSri(entry?.hash)) this.names.set(key(path), entry)
       }

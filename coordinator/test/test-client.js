@@ -4,6 +4,7 @@
  */
 import { once } from 'node:events'
 import WebSocket from 'ws'
+import { PROTOCOL_VERSION } from '../../protocol/index.js'
 
 export class TestClient {
   /**
@@ -50,7 +51,7 @@ export class TestClient {
     const ref = this.nextRef++
     return new Promise((resolve) => {
       this.pending.set(ref, resolve)
-      this.ws.send(JSON.stringify({ v: 1, ...message, ref }))
+      this.ws.send(JSON.stringify({ v: PROTOCOL_VERSION, ...message, ref }))
     })
   }
 
