@@ -17,7 +17,7 @@ export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'updat
 export const PEER_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/
 
 /** Default limits of a coordinator (README "Configuration"); `welcome` carries the ones in force. */
-export const LIMITS = Object.freeze({
+const limits = {
   /** largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE */
   maxMessageBytes: 64 * 1024,
   /** largest frame read at all; bigger ones close the socket with 1009 */
@@ -28,7 +28,9 @@ export const LIMITS = Object.freeze({
   maxAssetsPerMessage: 1000,
   /** peers a lookup may say the asker is already connected to */
   maxConnected: 64
-})
+}
+// Frozen apart from its literal, so that fields type as number, not as their default values.
+export const LIMITS = Object.freeze(limits)
 
 /** The client's default IndexedDB quota (`data-quota-mb`), which the simulator models too. */
 export const DEFAULT_QUOTA_BYTES = 50 * 1024 * 1024

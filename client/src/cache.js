@@ -19,10 +19,12 @@ import { matches } from '../../protocol/index.js'
 
 export class Cache {
   /**
-   * @param {{ quotaBytes: number, onChange?: ChangeListener, onCorrupt?: (hash: string) => void, dbName?: string }} options
+   * @param {{ quotaBytes: number, onChange?: ChangeListener, onCorrupt?: (hash: string) => void, dbName?: string, now?: () => number }} options
+   *   `now`: the clock that orders recency, ms since the epoch (stored, so it must outlive the page; default Date.now)
    */
   constructor (options) {
     this.options = options
+    this.now = options.now ?? Date.now
     /** @type {import('idb').IDBPDatabase | null} */
     this.db = null
     /** @type {Map<string, Meta>} */
@@ -63,7 +65,7 @@ export class Cache {
   /**
    * The asset's verified bytes, or null if absent, unreadable or corrupt (then deleted).
    * @param {string} hash
-   * @returns {Promise<{ bytes: Uint8Array, type: string } | null>}
+   * @returns {Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string } | null>}
    */
   async get (hash) {
     const m = this.meta.get(hash)
@@ -77,20 +79,21 @@ export class Cache {
       return null
     }
     this.touch(m)
-    return { bytes, type: m.type }
+    // what IndexedDB gives back is what put() stored: a Uint8Array over its own ArrayBuffer
+    return { bytes: /** @type {Uint8Array<ArrayBuffer>} */ (bytes), type: m.type }
   }
 
   /**
    * Store verified bytes, evicting least recently used entries to stay under quota.
    * @param {string} hash the bytes' SHA-256 name (the caller has verified it)
-   * @param {Uint8Array} bytes
+   * @param {Uint8Array<ArrayBuffer>} bytes
    * @param {string} type
    * @returns {Promise<boolean>} whether it was stored
    */
   async put (hash, bytes, type) {
     if (!this.db || bytes.length > this.options.quotaBytes) return false
     if (this.meta.has(hash)) return true
-    const m = { hash, size: bytes.length, type, used: Date.now() }
+    const m = { hash, size: bytes.length, type, used: this.now() }
     try {
       const tx = this.db.transaction(['meta', 'data'], 'readwrite')
       tx.objectStore('meta').put(m)
@@ -144,7 +147,7 @@ export class Cache {
 
   /** Mark as used now; persisted without waiting (a lost touch only ages the entry). @param {Meta} m */
   touch (m) {
-    m.used = Date.now()
+    m.used = this.now()
     if (this.meta.get(m.hash) === m) this.db?.put('meta', m).catch(() => {})
   }
 }

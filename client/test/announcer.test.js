@@ -1,28 +1,43 @@
+/**
+ * The announcer's batching delay runs on node:test's mock timers, so each test
+ * moves time itself (and can check that nothing goes out before the delay);
+ * replies arrive when the test calls `answer()`.
+ */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Announcer } from '../src/announcer.js'
 
-/** A stand-in for Signaling that records requests and answers like the coordinator. */
+/** A stand-in for Signaling that records requests and answers like the coordinator, when told to. */
 function fakeSignaling (limits = {}) {
+  /** @type {any[]} */
   const sent = []
+  /** @type {(() => void)[]} */
+  const unanswered = []
   let holding = 0
   return {
     sent,
     joined: true,
     limits: { maxMessageBytes: 65536, maxAssetsPerPeer: 100, maxAssetsPerMessage: 10, ...limits },
+    /** @param {any} msg */
     request (msg) {
       sent.push(msg)
       holding += msg.add.length - msg.remove.length
       const n = holding
-      return new Promise((resolve) => setTimeout(() => resolve({ type: 'updated', holding: n }), 5))
+      return new Promise((resolve) => unanswered.push(() => resolve({ type: 'updated', holding: n })))
+    },
+    /** Deliver the replies to every request sent so far. */
+    answer () {
+      for (const reply of unanswered.splice(0)) reply()
     }
   }
 }
 
 const h = (/** @type {number} */ i) => `sha256-${String(i).padStart(43, 'A')}=`
 
-test('a burst of changes goes out as one update after the delay', async () => {
+test('a burst of changes goes out as one update after the delay', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] })
   const signaling = fakeSignaling()
+  /** @type {string[]} */
   let held = []
   const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 20 })
   a.welcomed([])
@@ -31,21 +46,31 @@ test('a burst of changes goes out as one update after the delay', async () => {
     a.schedule()
   }
   assert.equal(a.synced(), false)
-  await a.settled()
+  const settled = a.settled()
+  t.mock.timers.tick(19)
+  assert.equal(signaling.sent.length, 0, 'nothing before the delay')
+  t.mock.timers.tick(1)
   assert.equal(signaling.sent.length, 1)
   assert.deepEqual(signaling.sent[0], { type: 'update', add: held, remove: [] })
+  assert.equal(a.synced(), false, 'not in step until the coordinator answers')
+  signaling.answer()
+  await settled
   assert.equal(a.held, 5)
   assert.equal(a.synced(), true)
 })
 
-test('sends the difference from what was announced, split to the per-message limit', async () => {
+test('sends the difference from what was announced, split to the per-message limit', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] })
   const signaling = fakeSignaling({ maxAssetsPerMessage: 4 })
   let held = [h(1), h(2), h(3)]
   const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 1 })
   a.welcomed(held)
   held = [h(2), ...Array.from({ length: 9 }, (_, i) => h(10 + i))]
   a.schedule()
-  await a.settled()
+  const settled = a.settled()
+  t.mock.timers.tick(1)
+  signaling.answer()
+  await settled
   const adds = signaling.sent.flatMap((m) => m.add)
   const removes = signaling.sent.flatMap((m) => m.remove)
   assert.deepEqual(removes.sort(), [h(1), h(3)].sort())
@@ -54,18 +79,23 @@ test('sends the difference from what was announced, split to the per-message lim
   assert.equal(signaling.sent.length, 3)
 })
 
-test('never announces more than the coordinator lists per peer', async () => {
+test('never announces more than the coordinator lists per peer', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] })
   const signaling = fakeSignaling({ maxAssetsPerPeer: 5 })
   const held = Array.from({ length: 8 }, (_, i) => h(i))
   const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 1 })
   a.welcomed(held.slice(0, 2))
   a.schedule()
-  await a.settled()
+  const settled = a.settled()
+  t.mock.timers.tick(1)
+  signaling.answer()
+  await settled
   assert.equal(a.announced.size, 5)
   assert.deepEqual(signaling.sent[0].add, held.slice(2, 5), 'most recently used first')
 })
 
-test('while not joined nothing is sent and nothing is waited for; join resets the announced set', async () => {
+test('while not joined nothing is sent and nothing is waited for; join resets the announced set', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] })
   const signaling = fakeSignaling()
   signaling.joined = false
   const held = [h(1)]
@@ -75,7 +105,9 @@ test('while not joined nothing is sent and nothing is waited for; join resets th
   assert.equal(signaling.sent.length, 0)
   signaling.joined = true
   a.welcomed(held)
-  await a.settled()
+  const settled = a.settled()
+  t.mock.timers.tick(1)
+  await settled
   assert.equal(signaling.sent.length, 0, 'the join already carried the holdings')
   assert.equal(a.held, 1)
 })

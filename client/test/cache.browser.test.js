@@ -50,16 +50,19 @@ test('evicts least recently used entries to stay under the quota, and reports ev
       return { bytes, hash: await g.sriOf(bytes) }
     }
     const [a, b, c, d] = await Promise.all([1, 2, 3, 4].map(asset))
-    const cache = await new g.Cache({ quotaBytes: 250_000, dbName: 'lru', onChange: (/** @type {any} */ ch) => changes.push(ch) }).open()
+    // Recency comes from the cache's clock; ours moves a second between steps, so
+    // no two steps share a timestamp however fast the machine is.
+    let now = 1_700_000_000_000
+    const cache = await new g.Cache({ quotaBytes: 250_000, dbName: 'lru', now: () => now, onChange: (/** @type {any} */ ch) => changes.push(ch) }).open()
     await cache.put(a.hash, a.bytes, 'x/a')
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    now += 1000
     await cache.put(b.hash, b.bytes, 'x/b')
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    now += 1000
     await cache.put(c.hash, c.bytes, 'x/c') // over quota: a (oldest) goes
     const afterC = [cache.has(a.hash), cache.has(b.hash), cache.has(c.hash)]
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    now += 1000
     const gotB = await cache.get(b.hash) // b is now more recent than c
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    now += 1000
     await cache.put(d.hash, d.bytes, 'x/d') // c goes
     const afterD = [cache.has(b.hash), cache.has(c.hash), cache.has(d.hash)]
     const tooBig = await cache.put('sha256-big', new Uint8Array(300_000), 'x/big')

@@ -73,10 +73,17 @@ test('both peers can request over one channel at the same time', async () => {
   assert.deepEqual(gotX.bytes, x)
 })
 
-test('a peer that goes silent fails the request with MGH_ERR_STALL and closes the channel', async () => {
+test('a peer that goes silent fails the request with MGH_ERR_STALL and closes the channel', async (t) => {
+  // The stall timer runs on mock time; the fake channel delivers on setImmediate, which stays real.
+  t.mock.timers.enable({ apis: ['setTimeout'] })
   const { ca, receiver } = pair({}, { stallMs: 50 })
   ca.tap = () => null // the sender's replies never arrive
-  await assert.rejects(receiver.request('sha256-x'), { code: 'MGH_ERR_STALL' })
+  const stalled = receiver.request('sha256-x')
+  await new Promise((resolve) => setImmediate(resolve)) // the get reaches the sender, whose miss is dropped
+  t.mock.timers.tick(49)
+  assert.equal(receiver.open, true, 'not stalled before stallMs')
+  t.mock.timers.tick(1)
+  await assert.rejects(stalled, { code: 'MGH_ERR_STALL' })
   assert.equal(receiver.open, false)
   await assert.rejects(receiver.request('sha256-y'), { code: 'MGH_ERR_STALL' })
 })
@@ -110,9 +117,14 @@ test('a closed channel rejects pending requests; a failing store answers miss', 
 
 test('a request flood beyond the queue limit closes the channel', async () => {
   const [ca, cb] = channelPair()
-  const sender = new Transfer(/** @type {any} */ (ca), { serve: () => new Promise(() => {}) })
+  /** @type {(err: Error) => void} */
+  let onClose = () => {}
+  /** @type {Promise<Error>} */
+  const closed = new Promise((resolve) => { onClose = resolve })
+  const sender = new Transfer(/** @type {any} */ (ca), { serve: () => new Promise(() => {}), onClose })
   for (let id = 1; id <= 300; id++) cb.send(JSON.stringify({ t: 'get', id, hash: 'sha256-x' }))
-  await new Promise((resolve) => setTimeout(resolve, 20))
+  const err = await closed // the sender closes as the flood arrives
   assert.equal(sender.open, false)
-  assert.equal(/** @type {any} */ (sender.closed).code, 'MGH_ERR_PEER_PROTOCOL')
+  assert.equal(/** @type {any} */ (err).code, 'MGH_ERR_PEER_PROTOCOL')
+  assert.match(err.message, /too many requests/)
 })

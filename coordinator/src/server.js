@@ -22,12 +22,21 @@ import { startStunServer } from './stun/stun-server.js'
  * Start a coordinator.
  *
  * @param {Partial<typeof import('./config.js').DEFAULTS>} [options] see config.js
- * @param {{ store?: import('./store/store.js').Store }} [deps] a store to share (the caller closes it)
+ * @param {{ store?: import('./store/store.js').Store, now?: () => number }} [deps] `store`: a store
+ *   to share (the caller closes it); `now`: the rate limiter's monotonic clock in ms (tests advance their own)
  * @returns {Promise<Coordinator>}
  */
 export async function startCoordinator (options = {}, deps = {}) {
-  const coordinator = new Coordinator(resolveConfig(options), deps.store)
-  await coordinator.start()
+  const config = resolveConfig(options)
+  const ownsStore = deps.store === undefined
+  const store = deps.store ?? await openStore(config)
+  const coordinator = new Coordinator(config, { store, ownsStore, now: deps.now })
+  try {
+    await coordinator.start()
+  } catch (err) {
+    if (ownsStore) await store.close()
+    throw err
+  }
   return coordinator
 }
 
@@ -38,15 +47,18 @@ export async function startCoordinator (options = {}, deps = {}) {
 export class Coordinator extends EventEmitter {
   /**
    * @param {Readonly<import('./config.js').Config>} config
-   * @param {import('./store/store.js').Store} [store]
+   * @param {object} deps
+   * @param {import('./store/store.js').Store} deps.store an open store
+   * @param {boolean} deps.ownsStore whether close() closes it too
+   * @param {() => number} [deps.now] each session's rate-limit clock (default: performance.now)
    */
-  constructor (config, store) {
+  constructor (config, { store, ownsStore, now }) {
     super()
     this.config = config
+    this.now = now
     this.shard = config.shardId
-    this.ownsStore = store === undefined
-    /** @type {import('./store/store.js').Store | null} */
-    this.store = store ?? null
+    this.ownsStore = ownsStore
+    this.store = store
     /** @type {Map<string, Session>} joined peers on this shard, by id */
     this.sessions = new Map()
     /** @type {Set<Session>} every open connection */
@@ -62,7 +74,6 @@ export class Coordinator extends EventEmitter {
 
   async start () {
     const { config } = this
-    this.store ??= await openStore(config)
     this.stun = config.stunPort === -1 ? null : await startStunServer({ port: config.stunPort, host: config.host })
     this.stunUrl = this.stun?.url ?? ''
     this.iceServers = config.iceServers ?? [{ urls: this.stunUrl }]
@@ -82,7 +93,7 @@ export class Coordinator extends EventEmitter {
     this.heartbeat = new Heartbeat({
       intervalMs: config.pingIntervalMs,
       sessions: () => this.connections,
-      touch: (ids) => /** @type {any} */ (this.store).touchPeers(ids),
+      touch: (ids) => this.store.touchPeers(ids),
       warn: this.warn
     })
     this.heartbeat.start()
@@ -90,7 +101,7 @@ export class Coordinator extends EventEmitter {
 
   /** Figures for `/stats`: store-wide peers and holdings, this shard's counters. */
   async stats () {
-    const { peers, holdings } = await /** @type {any} */ (this.store).stats()
+    const { peers, holdings } = await this.store.stats()
     return { shard: this.shard, peers, holdings, localPeers: this.sessions.size, ...this.counters }
   }
 
@@ -98,7 +109,7 @@ export class Coordinator extends EventEmitter {
    * @param {import('ws').WebSocket} ws
    */
   #accept (ws) {
-    const session = new Session(ws, this.config)
+    const session = new Session(ws, this.config, { now: this.now })
     this.connections.add(session)
     this.counters.connections++
     ws.on('pong', () => { session.alive = true })
@@ -123,7 +134,7 @@ export class Coordinator extends EventEmitter {
     try {
       message = parseMessage(data, isBinary, this.config)
     } catch (err) {
-      this.#replyError(session, allowed ? err : new MayghError(ERRORS.MGH_ERR_RATE_LIMITED), /** @type {any} */ (err).ref)
+      this.#replyError(session, allowed ? err : new MayghError(ERRORS.MGH_ERR_RATE_LIMITED), err.ref)
       return
     }
     if (!allowed) {
@@ -133,7 +144,7 @@ export class Coordinator extends EventEmitter {
     const handler = HANDLERS[message.type]
     const context = {
       session,
-      store: /** @type {import('./store/store.js').Store} */ (this.store),
+      store: this.store,
       config: this.config,
       shard: this.shard,
       sessions: this.sessions,
@@ -191,7 +202,7 @@ export class Coordinator extends EventEmitter {
     session.peerId = null
     if (this.sessions.get(id) === session) this.sessions.delete(id)
     try {
-      await /** @type {any} */ (this.store).removePeer(id, [...session.assets])
+      await this.store.removePeer(id, [...session.assets])
     } catch (err) {
       this.warn(/** @type {Error} */ (err), `removing peer ${id} failed`)
     }
@@ -237,6 +248,6 @@ export class Coordinator extends EventEmitter {
     await new Promise((resolve) => this.wss ? this.wss.close(() => resolve(undefined)) : resolve(undefined))
     if (this.http?.listening) await new Promise((resolve) => this.http?.close(resolve))
     await this.stun?.close()
-    if (this.ownsStore) await this.store?.close()
+    if (this.ownsStore) await this.store.close()
   }
 }

@@ -7,12 +7,17 @@
  */
 import { ERRORS, MayghError } from '../../protocol/index.js'
 
+/** The rate limiter's default clock: monotonic, so a wall-clock step cannot refill or drain the bucket. */
+const monotonicNow = () => performance.now()
+
 export class Session {
   /**
    * @param {import('ws').WebSocket} ws
    * @param {{ rateLimitPerSecond: number, rateLimitBurst: number }} limits
+   * @param {{ now?: () => number }} [deps] `now`: milliseconds on a monotonic clock
+   *   (a test passes one it advances, to refill the bucket without waiting)
    */
-  constructor (ws, { rateLimitPerSecond, rateLimitBurst }) {
+  constructor (ws, { rateLimitPerSecond, rateLimitBurst }, { now = monotonicNow } = {}) {
     this.ws = ws
     /** @type {string | null} set by `join` */
     this.peerId = null
@@ -26,7 +31,8 @@ export class Session {
     this.rate = rateLimitPerSecond
     this.burst = rateLimitBurst
     this.tokens = rateLimitBurst
-    this.refilledAt = performance.now()
+    this.now = now
+    this.refilledAt = now()
   }
 
   /**
@@ -43,7 +49,7 @@ export class Session {
    * @returns {boolean}
    */
   takeToken () {
-    const now = performance.now()
+    const now = this.now()
     this.tokens = Math.min(this.burst, this.tokens + (now - this.refilledAt) * this.rate / 1000)
     this.refilledAt = now
     if (this.tokens < 1) return false

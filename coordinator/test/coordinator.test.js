@@ -1,8 +1,9 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
 import { startCoordinator } from '../src/server.js'
 import { TestClient } from './test-client.js'
-import { h, waitFor } from './store-contract.js'
+import { h, peerRemoved } from './store-contract.js'
 
 describe('coordinator over WebSocket (memory store)', () => {
   /** @type {import('../src/server.js').Coordinator} */
@@ -96,8 +97,10 @@ describe('coordinator over WebSocket (memory store)', () => {
     const { id: idA } = await a.join([h('gone')])
     await c.join()
     assert.deepEqual((await c.request({ type: 'lookup', hash: h('gone') })).peers, [idA])
+    const removed = peerRemoved(coordinator, idA)
     await a.close()
-    await waitFor(() => !coordinator.sessions.has(idA))
+    await removed
+    assert.equal(coordinator.sessions.has(idA), false)
     assert.deepEqual((await c.request({ type: 'lookup', hash: h('gone') })).peers, [])
     assert.equal(await coordinator.store?.getPeer(idA), null)
     assert.equal((await c.request({ type: 'connect', to: idA, signal: {} })).code, 'MGH_ERR_UNKNOWN_PEER')
@@ -169,21 +172,29 @@ describe('coordinator limits and liveness', () => {
     }
   })
 
-  test('a flood is rate limited with a coded error, then served again', async () => {
-    const coordinator = await startCoordinator({ port: 0, stunPort: 0, rateLimitPerSecond: 10, rateLimitBurst: 5 })
+  test('a flood is rate limited with a coded error, then served again as tokens refill', async () => {
+    // The bucket runs on the test's clock: it stands still through the flood (so
+    // exactly `burst` frames pass on any machine) and moves only when told.
+    let now = 0
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, rateLimitPerSecond: 10, rateLimitBurst: 5 }, { now: () => now })
     try {
       const client = await TestClient.open(coordinator.url)
       for (let i = 0; i < 10; i++) client.sendRaw('{"type":"nope"}')
       const codes = []
       for (let i = 0; i < 10; i++) codes.push((await client.next()).code)
-      assert.equal(codes.filter((c) => c === 'MGH_ERR_RATE_LIMITED').length, 5)
+      assert.deepEqual(codes, [...Array(5).fill('MGH_ERR_UNKNOWN_TYPE'), ...Array(5).fill('MGH_ERR_RATE_LIMITED')])
       // A refused request still gets its ref back, so the client need not wait out a timeout.
       for (let i = 0; i < 5; i++) client.sendRaw(JSON.stringify({ type: 'join', ref: 100 + i }))
       const refused = []
       for (let i = 0; i < 5; i++) refused.push(await client.next())
-      assert.ok(refused.some((m) => m.code === 'MGH_ERR_RATE_LIMITED' && m.ref >= 100), JSON.stringify(refused))
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.deepEqual(refused.map((m) => [m.code, m.ref]), [100, 101, 102, 103, 104].map((ref) => ['MGH_ERR_RATE_LIMITED', ref]))
+      now += 100 // 10 per second: one token
       assert.equal((await client.join()).type, 'welcome')
+      assert.equal((await client.request({ type: 'lookup', hash: h('x') })).code, 'MGH_ERR_RATE_LIMITED')
+      now += 60_000 // a long quiet spell refills only up to the burst
+      const replies = await Promise.all(Array.from({ length: 6 }, () => client.request({ type: 'lookup', hash: h('x') })))
+      assert.deepEqual(replies.map((m) => m.type === 'holders'), [true, true, true, true, true, false])
+      assert.equal(replies[5].code, 'MGH_ERR_RATE_LIMITED')
       await client.close()
     } finally {
       await coordinator.close()
@@ -191,17 +202,26 @@ describe('coordinator limits and liveness', () => {
   })
 
   test('a peer that stops answering pings is removed', async () => {
-    const coordinator = await startCoordinator({ port: 0, stunPort: 0, pingIntervalMs: 100 })
+    // The test runs the heartbeat's rounds itself (the hourly interval never comes
+    // round) and waits on the pong and the close, not on time.
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, pingIntervalMs: 3_600_000 })
+    const heartbeat = /** @type {import('../src/heartbeat.js').Heartbeat} */ (coordinator.heartbeat)
     try {
       const silent = await TestClient.open(coordinator.url, { autoPong: false })
       const asker = await TestClient.open(coordinator.url)
       const { id } = await silent.join([h('s')])
-      await asker.join()
+      const { id: askerId } = await asker.join()
       assert.deepEqual((await asker.request({ type: 'lookup', hash: h('s') })).peers, [id])
-      await waitFor(() => !coordinator.sessions.has(id), 100)
+      const askerSocket = /** @type {import('ws').WebSocket} */ (coordinator.sessions.get(askerId)?.ws)
+      const pong = once(askerSocket, 'pong', { signal: AbortSignal.timeout(5000) })
+      heartbeat.tick() // pings both
+      await pong
+      const removed = peerRemoved(coordinator, id)
+      heartbeat.tick() // the silent one missed its ping: cut off
+      await removed
       assert.deepEqual((await asker.request({ type: 'lookup', hash: h('s') })).peers, [])
       // The polite client, answering pings, is still there.
-      assert.equal(coordinator.sessions.size, 1)
+      assert.deepEqual([...coordinator.sessions.keys()], [askerId])
       await asker.close()
     } finally {
       await coordinator.close()

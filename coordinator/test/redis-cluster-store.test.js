@@ -4,11 +4,11 @@
 import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import Redis from 'ioredis'
+import { Cluster } from 'ioredis'
 import { RedisStore, parseClusterUrl } from '../src/store/redis-store.js'
 import { startCoordinator } from '../src/server.js'
 import { startRedisCluster } from '../../test/support/redis-cluster.js'
-import { storeContract, h, waitFor } from './store-contract.js'
+import { storeContract, expiryContract, h, peerRemoved } from './store-contract.js'
 import { TestClient } from './test-client.js'
 
 /** @type {Awaited<ReturnType<typeof startRedisCluster>>} */
@@ -18,7 +18,7 @@ let admin
 
 before(async () => {
   cluster = await startRedisCluster()
-  admin = new Redis.Cluster(cluster.nodes)
+  admin = new Cluster(cluster.nodes)
   // Until it has read the slot map, admin.nodes('master') lists startup nodes that it then drops.
   await once(admin, 'ready')
 })
@@ -27,14 +27,16 @@ after(async () => {
   await cluster.close()
 })
 
-async function freshStore () {
+/** @param {{ peerTtlMs?: number, now?: () => number }} [options] */
+async function freshStore (options = {}) {
   await Promise.all(admin.nodes('master').map((node) => node.flushall()))
-  const store = new RedisStore({ url: cluster.url, peerTtlMs: 60000 })
+  const store = new RedisStore({ url: cluster.url, peerTtlMs: 60000, ...options })
   await store.connect()
   return store
 }
 
-storeContract('RedisStore on a Cluster', freshStore, { batched: true })
+storeContract('RedisStore on a Cluster', () => freshStore(), { batched: true })
+expiryContract('RedisStore on a Cluster', freshStore)
 
 test('cluster URLs parse, with credentials and IPv6', () => {
   assert.equal(parseClusterUrl('redis://127.0.0.1:6379'), null)
@@ -57,8 +59,9 @@ test('two coordinator shards on the Cluster find and signal each other', async (
     assert.deepEqual((await b.request({ type: 'lookup', hash: h('c2') })).peers, [idA])
     b.sendRaw(JSON.stringify({ type: 'connect', to: idA, signal: { cid: 'k', sdp: { type: 'offer', sdp: 'o' } } }))
     assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'k', sdp: { type: 'offer', sdp: 'o' } } })
+    const removed = peerRemoved(shards[0], idA)
     await a.close()
-    await waitFor(() => !shards[0].sessions.has(idA))
+    await removed
     assert.deepEqual((await b.request({ type: 'lookup', hash: h('c2') })).peers, [])
     await b.close()
   } finally {

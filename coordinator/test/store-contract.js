@@ -6,6 +6,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { EventEmitter, once } from 'node:events'
 
 /** @param {string} name @returns {string} an SRI name for a made-up asset */
 export const h = (name) => 'sha256-' + createHash('sha256').update(name).digest('base64')
@@ -95,22 +96,21 @@ export function storeContract (name, makeStore, options = {}) {
   }))
 
   test(`${name}: the bus delivers to the subscribed shard only`, withStore(async (store) => {
-    /** @type {object[]} */
-    const a = []
-    /** @type {object[]} */
-    const b = []
-    const unsubscribeA = await store.subscribe('shard-a', (m) => a.push(m))
-    await store.subscribe('shard-b', (m) => b.push(m))
+    const a = inbox()
+    const b = inbox()
+    const unsubscribeA = await store.subscribe('shard-a', a.add)
+    await store.subscribe('shard-b', b.add)
     await store.publish('shard-a', { to: 'x', from: 'y', signal: { n: 1 } })
     await store.publish('shard-b', { to: 'z', from: 'y', signal: { n: 2 } })
-    await waitFor(() => a.length === 1 && b.length === 1)
-    assert.deepEqual(a, [{ to: 'x', from: 'y', signal: { n: 1 } }])
-    assert.deepEqual(b, [{ to: 'z', from: 'y', signal: { n: 2 } }])
+    await Promise.all([a.until(1), b.until(1)])
+    assert.deepEqual(a.messages, [{ to: 'x', from: 'y', signal: { n: 1 } }])
+    assert.deepEqual(b.messages, [{ to: 'z', from: 'y', signal: { n: 2 } }])
     await unsubscribeA()
     await store.publish('shard-a', { n: 3 })
     await store.publish('shard-b', { n: 4 })
-    await waitFor(() => b.length === 2)
-    assert.equal(a.length, 1)
+    // Published after n: 3, so had shard-a still been subscribed, n: 3 would be in by now.
+    await b.until(2)
+    assert.equal(a.messages.length, 1)
   }))
 
   if (options.batched) {
@@ -130,13 +130,94 @@ export function storeContract (name, makeStore, options = {}) {
 }
 
 /**
- * @param {() => boolean} condition
- * @param {number} [tries]
+ * Expiry, for stores whose records outlive a coordinator that dies (Redis): a
+ * peer that no shard touches stops being handed out `peerTtlMs` after its last
+ * touch. The store's clock is the test's, so time is moved instead of waited
+ * out; Redis's own TTL, which reclaims the keys in real time, is read, not
+ * waited for. Key names follow redis-store.js.
+ * @param {string} name
+ * @param {(options: { peerTtlMs: number, now: () => number }) => Promise<import('../src/store/redis-store.js').RedisStore>} makeStore
  */
-export async function waitFor (condition, tries = 200) {
-  for (let i = 0; i < tries; i++) {
-    if (condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
+export function expiryContract (name, makeStore) {
+  test(`${name}: a peer whose coordinator died expires and is no longer handed out`, async () => {
+    const ttl = 90_000
+    let now = 1_700_000_000_000
+    const store = await makeStore({ peerTtlMs: ttl, now: () => now })
+    const { redis } = store
+    const keys = (/** @type {string} */ id) => [`mgh:p:{${id}}`, `mgh:p:{${id}}:a`]
+    try {
+      await store.addPeer('alive', info('s'), [h('a')])
+      await store.addPeer('dead', info('gone'), [h('a')])
+      for (const key of keys('dead')) {
+        const pttl = await redis.pttl(key)
+        assert.ok(pttl > 0 && pttl <= ttl, `${key} has Redis TTL ${pttl}`)
+      }
+      now += ttl - 1
+      assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), ['alive', 'dead'], 'both live until the TTL is up')
+      await store.touchPeers(['alive']) // only the live shard keeps touching its peers
+      now += 1
+      assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), ['alive'])
+      assert.equal(await store.shardOf('dead'), null)
+      assert.equal(await store.getPeer('dead'), null)
+      // That lookup forgot the dead holder without waiting (off its path); a later
+      // command on the store's own connection runs after it, so this read sees it.
+      assert.deepEqual(await redis.smembers(`mgh:h:{${h('a')}}`), ['alive'])
+      // Once Redis has reclaimed a record (an expired key reads like a deleted one), it is dropped the same way.
+      await store.addPeer('reclaimed', info('gone'), [h('b')])
+      await redis.del(...keys('reclaimed'))
+      assert.deepEqual(await store.sampleHolders(h('b'), 10), [])
+      assert.equal(await store.shardOf('reclaimed'), null)
+
+      // A touch renews Redis's TTL too (shortened here so that the renewal shows).
+      for (const key of keys('alive')) await redis.pexpire(key, 10_000)
+      await store.touchPeers(['alive'])
+      for (const key of keys('alive')) assert.ok(await redis.pttl(key) > 10_000, `${key} renewed`)
+      now += ttl - 1
+      assert.equal(await store.shardOf('alive'), 's', 'a touch is good for a whole TTL')
+      now += 1
+      assert.equal(await store.shardOf('alive'), null)
+
+      // Touching a peer that is gone does not bring its keys back.
+      await store.removePeer('dead')
+      await store.touchPeers(['dead'])
+      assert.equal(await redis.exists(...keys('dead')), 0)
+    } finally {
+      await store.close()
+    }
+  })
+}
+
+/** How long a test waits for a message or a close before it fails. */
+const EVENT_TIMEOUT_MS = 5000
+
+/** Messages a bus handler received, and a wait for the n-th. */
+function inbox () {
+  /** @type {object[]} */
+  const messages = []
+  const arrivals = new EventEmitter()
+  return {
+    messages,
+    add: (/** @type {object} */ message) => { messages.push(message); arrivals.emit('message') },
+    /** @param {number} n resolves once `n` messages have arrived */
+    async until (n) {
+      const signal = AbortSignal.timeout(EVENT_TIMEOUT_MS)
+      while (messages.length < n) await once(arrivals, 'message', { signal })
+    }
   }
-  throw new Error('condition not met in time')
+}
+
+/**
+ * Resolves once `coordinator` has seen peer `id`'s socket close and taken the
+ * peer out of its maps and the store: waits on the socket's `close` and then on
+ * the session's queue, where the removal runs. Call it before the socket
+ * closes (it finds the session at once) and await it after.
+ * @param {import('../src/server.js').Coordinator} coordinator
+ * @param {string} id
+ */
+export async function peerRemoved (coordinator, id) {
+  const session = coordinator.sessions.get(id)
+  if (session === undefined) throw new Error(`peer ${id} is not joined on this coordinator`)
+  // The coordinator's own close listener came first, so once this one runs the removal is queued.
+  if (!session.closed) await once(session.ws, 'close', { signal: AbortSignal.timeout(EVENT_TIMEOUT_MS) })
+  await session.queue
 }

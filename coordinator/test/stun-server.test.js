@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createSocket } from 'node:dgram'
+import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { startStunServer } from '../src/stun/stun-server.js'
@@ -35,8 +36,17 @@ function request ({ type = 0x0001, id = randomBytes(12), attrs = [], cookie = MA
   return Buffer.concat([head, body])
 }
 
+/** How long a test waits for a datagram before it fails. */
+const REPLY_TIMEOUT_MS = 2000
+
 /**
  * A bound UDP client that records every datagram it receives.
+ *
+ * Waiting for a reply is also how the tests know what the server has done:
+ * client and server talk over loopback in one process, where datagrams arrive
+ * in the order sent and the server answers them in that order, so once the
+ * reply to a request is in, the server has handled (and answered, if it
+ * answers) everything sent before that request.
  * @param {'udp4' | 'udp6'} type
  * @param {string} host
  */
@@ -44,25 +54,27 @@ async function udpClient (type, host) {
   const socket = createSocket(type)
   /** @type {Buffer[]} */
   const received = []
-  /** @type {Array<() => void>} */
-  let waiters = []
-  socket.on('message', (msg) => {
-    received.push(msg)
-    for (const w of waiters) w()
-    waiters = []
-  })
+  socket.on('message', (msg) => received.push(msg))
   await new Promise((resolve, reject) => socket.once('error', reject).bind(0, host, () => resolve(undefined)))
+  /**
+   * @param {(received: Buffer[]) => boolean} done
+   * @param {string} what for the timeout's message
+   */
+  const until = async (done, what) => {
+    const signal = AbortSignal.timeout(REPLY_TIMEOUT_MS)
+    try {
+      while (!done(received)) await once(socket, 'message', { signal })
+    } catch (err) {
+      throw signal.aborted ? new Error(`timed out waiting for ${what} (${received.length} datagrams in)`) : err
+    }
+  }
   return {
     socket,
     received,
-    /** Resolves when `n` datagrams have arrived in total. */
-    async waitFor (n, ms = 2000) {
-      const deadline = Date.now() + ms
-      while (received.length < n) {
-        if (Date.now() > deadline) throw new Error(`timed out: ${received.length}/${n} datagrams`)
-        await new Promise((resolve) => { waiters.push(resolve); setTimeout(resolve, 50) })
-      }
-    },
+    /** Resolves when `n` datagrams have arrived in total. @param {number} n */
+    waitFor: (n) => until((r) => r.length >= n, `${n} datagrams`),
+    /** Resolves when the reply to transaction `id` has arrived. @param {Buffer} id */
+    replyTo: (id) => until((r) => r.some((m) => m.subarray(8, 20).equals(id)), 'a reply'),
     send: (buf, port) => new Promise((resolve, reject) => socket.send(buf, port, host, (e) => (e ? reject(e) : resolve(undefined)))),
     close: () => new Promise((resolve) => socket.close(() => resolve(undefined)))
   }
@@ -83,22 +95,14 @@ function checkResponse (msg, id, type) {
   const at = msg.length - 8
   assert.equal(msg.readUInt16BE(at), ATTRIBUTES.FINGERPRINT, 'FINGERPRINT is last')
   assert.equal(msg.readUInt32BE(at + 4), fingerprintOf(msg.subarray(0, at)))
-  const attr = (/** @type {number} */ t) => message.attributes.find((a) => a.type === t)?.value
-  assert.match(attr(ATTRIBUTES.SOFTWARE)?.toString() ?? '', /^maygh-stun/)
-  return attr
-}
-
-/**
- * Wait until `predicate()` holds (or fail after `ms`).
- * @param {() => boolean} predicate
- * @param {number} [ms]
- */
-async function until (predicate, ms = 3000) {
-  const deadline = Date.now() + ms
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the server')
-    await new Promise((resolve) => setTimeout(resolve, 5))
+  /** @param {number} t @returns {Buffer} the attribute's value (failing the test when it is absent) */
+  const attr = (t) => {
+    const value = message.attributes.find((a) => a.type === t)?.value
+    assert.ok(value, `attribute 0x${t.toString(16)} missing`)
+    return value
   }
+  assert.match(attr(ATTRIBUTES.SOFTWARE).toString(), /^maygh-stun/)
+  return attr
 }
 
 test('answers a Binding request with the client\'s own address (IPv4)', async (t) => {
@@ -168,8 +172,8 @@ test('ignores and counts everything that is not a valid Binding request', async 
   for (const g of garbage) await client.send(g, server.port)
   const id = randomBytes(12)
   await client.send(request({ id }), server.port)
-  await client.waitFor(1)
-  await new Promise((resolve) => setTimeout(resolve, 100)) // let any stray reply arrive
+  // Sent last, so answered last: any reply to the garbage would be in before this one.
+  await client.replyTo(id)
   assert.equal(client.received.length, 1, 'only the valid request got a reply')
   checkResponse(client.received[0], id, 0x0101)
   assert.deepEqual(server.stats(), { requests: 1, responses: 1, malformed: garbage.length })
@@ -205,6 +209,7 @@ test('survives fuzzed datagrams and accounts for every one of them', async (t) =
   t.after(() => client.close())
   const seed = request({ attrs: [[ATTRIBUTES.SOFTWARE, Buffer.from('fuzz')], [0x8055, Buffer.from('opt')]] })
   const sent = 600
+  let barriers = 0
   for (let i = 0; i < sent; i++) {
     // Half mutate a valid request (flip a few bytes, truncate, extend); half are random bytes.
     let packet
@@ -219,14 +224,21 @@ test('survives fuzzed datagrams and accounts for every one of them', async (t) =
     }
     await client.send(packet, server.port)
     // Server and client share this process: pace the sender so that the kernel's
-    // receive buffer never overflows (a dropped datagram would be our fault, not the server's).
-    if (i % 50 === 49) await until(() => server.stats().requests + server.stats().malformed === i + 1)
+    // receive buffer never overflows (a dropped datagram would be our fault, not the
+    // server's). A valid request's reply means the server has read everything before it.
+    if (i % 50 === 49) {
+      const barrier = randomBytes(12)
+      await client.send(request({ id: barrier }), server.port)
+      await client.replyTo(barrier)
+      barriers++
+      assert.equal(server.stats().requests + server.stats().malformed, i + 1 + barriers)
+    }
   }
   const id = randomBytes(12)
   await client.send(request({ id }), server.port)
-  await until(() => client.received.some((m) => m.subarray(8, 20).equals(id)))
+  await client.replyTo(id)
   const stats = server.stats()
-  assert.equal(stats.requests + stats.malformed, sent + 1)
+  assert.equal(stats.requests + stats.malformed, sent + barriers + 1)
   assert.equal(stats.responses, stats.requests)
   assert.ok(stats.malformed > sent / 2, `${stats.malformed} malformed`)
   assert.equal(client.received.length, stats.responses)
@@ -256,7 +268,7 @@ test('real Chromium gathers a srflx 127.0.0.1 candidate through it', { timeout: 
   const page = await browser.newPage()
   await page.goto('about:blank')
   const candidates = await page.evaluate(async (url) => {
-    const pc = new RTCPeerConnection({ iceServers: [{ urls: url }] })
+    const pc = new globalThis.RTCPeerConnection({ iceServers: [{ urls: url }] }) // runs in the page
     pc.createDataChannel('probe')
     /** @type {Array<{ type: string | null, address: string | null, port: number | null, protocol: string | null }>} */
     const found = []
@@ -266,6 +278,7 @@ test('real Chromium gathers a srflx 127.0.0.1 candidate through it', { timeout: 
         const c = e.candidate
         found.push({ type: c.type, address: c.address, port: c.port, protocol: c.protocol })
       }
+      // A bound on the wait for end-of-candidates; the assertions below say what was missing.
       setTimeout(resolve, 15_000)
     })
     await pc.setLocalDescription(await pc.createOffer())

@@ -47,8 +47,13 @@ test('after a reload every image comes from IndexedDB, with zero fetches', { tim
       const blob = await M.load(url)
       const img = document.createElement('img')
       img.dataset.mayghSrc = url
+      // The client sets src once (blob URL, or the plain URL if every source failed): wait for that load.
+      const rendered = new Promise((resolve, reject) => {
+        img.addEventListener('load', resolve, { once: true })
+        img.addEventListener('error', () => reject(new Error(`the late <img> failed to load (${img.src})`)), { once: true })
+      })
       document.body.append(img)
-      while (!(img.complete && img.naturalWidth > 0)) await new Promise((resolve) => setTimeout(resolve, 20))
+      await rendered
       return { size: blob.size, type: blob.type, events, width: img.naturalWidth }
     }, url)
     const { hash: h, size, type } = stack.manifest.assets[url]

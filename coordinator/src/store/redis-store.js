@@ -4,7 +4,8 @@
  *
  * Works on one Redis (`redis://…`) and on Redis Cluster (`redis+cluster://host:port,…`,
  * any subset of the nodes). Keys (hash tags keep keys used together in one slot):
- *   mgh:p:{<peer>}     HASH  s = shard, j = joinedAt, c = lastChosen   (expires unless touched)
+ *   mgh:p:{<peer>}     HASH  s = shard, j = joinedAt, c = lastChosen,
+ *                            e = expiresAt                            (expires unless touched)
  *   mgh:p:{<peer>}:a   SET   hashes the peer holds                       (expires with it)
  *   mgh:h:{<hash>}     SET   ids of the peers holding the asset
  *   mgh:{n}:peers, mgh:{n}:holdings   counters for /stats
@@ -13,11 +14,15 @@
  * Peer records expire `peerTtlMs` after the last touch, so a coordinator that
  * dies without cleaning up leaves nothing that lookups hand out for long:
  * `sampleHolders` checks every candidate's record and drops the dead ones.
+ * The store's clock (`now`, wall-clock ms: shards compare each other's
+ * timestamps) decides expiry through `e`, so a test moves time instead of
+ * waiting it out; Redis's own TTL, the same span, only reclaims the memory. A
+ * record without `e` (written before it existed) lives by its Redis TTL alone.
  * Every operation is one batch of commands sent together: a pipeline on one
  * Redis, auto-pipelined per node on a Cluster (one round trip to each node the
  * keys live on). Removing a peer whose assets are unknown, and a lookup, take two.
  */
-import Redis from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { backoffDelay } from '../../../protocol/index.js'
 
 /** @typedef {import('./store.js').Store} Store */
@@ -34,6 +39,15 @@ const TOUCH_CHUNK = 1000
 
 /** Sets lastChosen only on a record that still exists (HSET would resurrect an expired peer without a TTL). */
 const MARK_CHOSEN_LUA = "if redis.call('exists', KEYS[1]) == 1 then redis.call('hset', KEYS[1], 'c', ARGV[1]) end return 0"
+/** Extends a record that still exists (and its asset set: same hash tag, same slot); a gone peer stays gone. */
+const TOUCH_LUA = "if redis.call('pexpire', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1], 'e', ARGV[2]) redis.call('pexpire', KEYS[2], ARGV[1]) end return 0"
+
+/**
+ * @param {string | null | undefined} expiresAt a record's `e`
+ * @param {number} now
+ * @returns {boolean} whether the record has expired by the store's clock
+ */
+const expired = (expiresAt, now) => expiresAt != null && Number(expiresAt) <= now
 
 /**
  * Reconnect delay for ioredis: the project's one backoff (capped exponential
@@ -71,15 +85,16 @@ export function parseClusterUrl (url) {
 /** @implements {Store} */
 export class RedisStore {
   /**
-   * @param {{ url: string, peerTtlMs: number }} options
+   * @param {{ url: string, peerTtlMs: number, now?: () => number }} options
+   *   `now`: ms since the epoch, the clock expiry is judged by (default Date.now)
    */
-  constructor ({ url, peerTtlMs }) {
+  constructor ({ url, peerTtlMs, now = Date.now }) {
     const cluster = parseClusterUrl(url)
     this.cluster = cluster !== null
-    /** @type {import('ioredis').Redis | import('ioredis').Cluster} */
+    /** @type {Redis | Cluster} */
     this.redis = cluster === null
       ? new Redis(url, { retryStrategy: redisRetryDelay, lazyConnect: true })
-      : new Redis.Cluster(cluster.nodes, {
+      : new Cluster(cluster.nodes, {
         lazyConnect: true,
         // Commands issued in one tick go out together, grouped by node.
         enableAutoPipelining: true,
@@ -87,11 +102,13 @@ export class RedisStore {
         redisOptions: { username: cluster.username, password: cluster.password }
       })
     this.redis.defineCommand('mghMarkChosen', { numberOfKeys: 1, lua: MARK_CHOSEN_LUA })
-    /** @type {import('ioredis').Redis | null} */
+    this.redis.defineCommand('mghTouch', { numberOfKeys: 2, lua: TOUCH_LUA })
+    /** @type {Redis | Cluster | null} */
     this.subscriber = null
     /** @type {Map<string, Set<(message: object) => void>>} */
     this.handlers = new Map()
     this.peerTtlMs = peerTtlMs
+    this.now = now
     /** round trips made, for /stats and for the contract test's batching check */
     this.roundTrips = 0
   }
@@ -106,7 +123,7 @@ export class RedisStore {
     /** @type {Command[]} */
     const batch = [
       ['del', peerKey(id), assetsKey(id)],
-      ['hset', peerKey(id), 's', shard, 'j', joinedAt, 'c', 0],
+      ['hset', peerKey(id), 's', shard, 'j', joinedAt, 'c', 0, 'e', this.now() + this.peerTtlMs],
       ['pexpire', peerKey(id), this.peerTtlMs],
       ['incr', PEERS_COUNT]
     ]
@@ -147,11 +164,9 @@ export class RedisStore {
 
   /** @type {Store['touchPeers']} */
   async touchPeers (ids) {
+    const expiresAt = this.now() + this.peerTtlMs
     for (let i = 0; i < ids.length; i += TOUCH_CHUNK) {
-      await this.#exec(ids.slice(i, i + TOUCH_CHUNK).flatMap((id) => /** @type {Command[]} */ ([
-        ['pexpire', peerKey(id), this.peerTtlMs],
-        ['pexpire', assetsKey(id), this.peerTtlMs]
-      ])))
+      await this.#exec(ids.slice(i, i + TOUCH_CHUNK).map((id) => ['mghTouch', peerKey(id), assetsKey(id), this.peerTtlMs, expiresAt]))
     }
   }
 
@@ -159,13 +174,15 @@ export class RedisStore {
   async sampleHolders (hash, limit) {
     const [ids] = /** @type {[string[]]} */ (await this.#exec([['srandmember', holdersKey(hash), limit]]))
     if (ids.length === 0) return []
-    const chosenAt = await this.#exec(ids.map((id) => ['hget', peerKey(id), 'c']))
+    const records = /** @type {[string | null, string | null][]} */ (await this.#exec(ids.map((id) => ['hmget', peerKey(id), 'c', 'e'])))
+    const now = this.now()
     /** @type {import('./store.js').Holder[]} */
     const live = []
     const dead = []
     for (let i = 0; i < ids.length; i++) {
-      if (chosenAt[i] === null) dead.push(ids[i])
-      else live.push({ id: ids[i], lastChosen: Number(chosenAt[i]) })
+      const [chosenAt, expiresAt] = records[i]
+      if (chosenAt === null || expired(expiresAt, now)) dead.push(ids[i])
+      else live.push({ id: ids[i], lastChosen: Number(chosenAt) })
     }
     // Holders whose record expired (their coordinator died): forget them, off the lookup's path.
     if (dead.length > 0) this.redis.srem(holdersKey(hash), ...dead).catch(() => {})
@@ -181,13 +198,14 @@ export class RedisStore {
   /** @type {Store['getPeer']} */
   async getPeer (id) {
     const [record, assets] = await this.#exec([['hgetall', peerKey(id)], ['smembers', assetsKey(id)]])
-    if (record === null || record.s === undefined) return null
+    if (record === null || record.s === undefined || expired(record.e, this.now())) return null
     return { id, shard: record.s, joinedAt: Number(record.j), lastChosen: Number(record.c), assets }
   }
 
   /** @type {Store['shardOf']} */
   async shardOf (id) {
-    return (await this.#exec([['hget', peerKey(id), 's']]))[0]
+    const [[shard, expiresAt]] = await this.#exec([['hmget', peerKey(id), 's', 'e']])
+    return expired(expiresAt, this.now()) ? null : shard
   }
 
   /** @type {Store['publish']} */
@@ -197,9 +215,11 @@ export class RedisStore {
 
   /** @type {Store['subscribe']} */
   async subscribe (shard, onMessage) {
-    if (this.subscriber === null) {
-      this.subscriber = this.redis.duplicate()
-      this.subscriber.on('message', (channel, text) => {
+    let subscriber = this.subscriber
+    if (subscriber === null) {
+      // A Redis and a Cluster each duplicate into their own kind; the union's two signatures do not merge.
+      subscriber = this.subscriber = this.redis instanceof Cluster ? this.redis.duplicate() : this.redis.duplicate()
+      subscriber.on('message', (/** @type {string} */ channel, /** @type {string} */ text) => {
         const handlers = this.handlers.get(channel)
         if (handlers === undefined) return
         let message
@@ -211,7 +231,7 @@ export class RedisStore {
     let handlers = this.handlers.get(channel)
     if (handlers === undefined) {
       this.handlers.set(channel, (handlers = new Set()))
-      await this.subscriber.subscribe(channel)
+      await subscriber.subscribe(channel)
     }
     handlers.add(onMessage)
     return async () => {
