@@ -41,15 +41,55 @@ import { uploadFairness } from './metrics.js'
  */
 
 /**
- * @param {import('./engine.js').Engine} e
+ * What a replay counts, from which `engineResult` derives the rest: the
+ * engine (engine.js) and the reference model (reference-model.js) both keep
+ * these, each its own way.
+ * @typedef {object} Tallies
+ * @property {string} label
+ * @property {number} adoption
+ * @property {number} requests
+ * @property {number} bytes
+ * @property {number} originRequests
+ * @property {number} originBytes
+ * @property {number} peerRequests
+ * @property {number} peerBytes
+ * @property {number} cacheRequests
+ * @property {number} cacheBytes
+ * @property {number} assetRequests
+ * @property {number} assetBytes
+ * @property {number} oracleRequests
+ * @property {number} oracleBytes
+ * @property {number} objectsSeen one more than the largest object id seen
+ * @property {number} firstTs
+ * @property {number} lastTs
+ * @property {number} attempts new peer connections tried
+ * @property {number} failures
+ * @property {number} reused lookups served over a channel already open
+ * @property {number} setupRefusals holders passed over because they would leave during set-up
+ * @property {number} evictions
+ * @property {number} tooBig objects larger than the quota, not stored
+ * @property {number} entries objects held in all stores at the end
+ * @property {number} lookupHits lookups that returned a holder
+ * @property {number} joinHave holdings listed by joins
+ * @property {ArrayLike<number>} seen per client id: 0 unseen, 1 adopter, 2 not an adopter
+ * @property {Float64Array} uploaded per client id (at least as long as `seen`): bytes served to peers
+ * @property {import('./metrics.js').PeakRate} lookups
+ * @property {import('./metrics.js').PeakRate} updates
+ * @property {import('./metrics.js').PeakRate} joins
+ * @property {import('./metrics.js').HourlySeries} hourly
+ */
+
+/**
+ * @param {Tallies} e
  * @returns {EngineResult}
  */
 export function engineResult (e) {
   const span = e.requests ? Math.max(1, e.lastTs - e.firstTs) : 0
   let clients = 0
   let adopters = 0
-  const participated = new Uint8Array(e.clientCap)
-  for (let c = 0; c < e.clientCap; c++) {
+  const n = e.seen.length
+  const participated = new Uint8Array(n)
+  for (let c = 0; c < n; c++) {
     if (e.seen[c] === 0) continue
     clients++
     if (e.seen[c] === 1) {
@@ -85,7 +125,7 @@ export function engineResult (e) {
     firstTs: e.firstTs,
     lastTs: e.lastTs,
     connections: { attempts: e.attempts, failures: e.failures, reused: e.reused, setupRefusals: e.setupRefusals },
-    store: { evictions: e.evictions, tooBig: e.tooBig, entries: e.stores.live },
+    store: { evictions: e.evictions, tooBig: e.tooBig, entries: e.entries },
     coordinator: {
       lookups: e.lookups.total,
       lookupHits: e.lookupHits,
@@ -96,7 +136,7 @@ export function engineResult (e) {
       updatesPerSecond: perSecond(e.updates),
       joinsPerSecond: perSecond(e.joins)
     },
-    fairness: uploadFairness(e.uploaded, participated, e.clientCap),
+    fairness: uploadFairness(e.uploaded, participated, n),
     hourly: e.hourly.toJSON()
   }
 }

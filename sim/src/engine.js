@@ -6,10 +6,10 @@
  * request for an asset is served, in order, by the client's own store, by a
  * peer, or by the origin:
  *
- *   own store hit → done; else lookup: the index samples at most
- *   `candidateSample` online holders, the coordinator's policy module ranks
- *   them (`selectHolders`), the first holder handed out is marked chosen (as
- *   the coordinator's lookup handler does), and the client tries them in order:
+ *   own store hit → done; else lookup, by the coordinator's peer-selection
+ *   rule (its policy module, shared): sample at most `candidateSample`
+ *   online holders from the index, rank them, mark the first handed out as
+ *   chosen (as the coordinator's lookup handler does); the client tries them in order:
  *   a peer it has no channel to costs a connection that fails with
  *   `failRate` and needs the holder to stay online `setupTime` longer.
  *   Then the client stores the object and sends an `update`.
@@ -18,7 +18,7 @@
  * the origin unchanged. Clients outside the adoption fraction always use the
  * origin. Bytes are those the log says the origin sent.
  */
-import { HolderRanking } from '../../coordinator/src/policy/peer-selection.js'
+import { HolderRanking, HolderSample } from '../../coordinator/src/policy/peer-selection.js'
 import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
 import { ClientStores, MAX_ENTRY_BYTES } from './client-stores.js'
@@ -28,7 +28,7 @@ import { ExpiryQueue } from './expiry-queue.js'
 import { HourlySeries, PeakRate } from './metrics.js'
 import { CLIENT, OnlineSlots, SLOT_STRIDE, TAG } from './online-slots.js'
 import { rankHolders, tryHolders } from './peer-lookup.js'
-import { Rng, hashUniform } from './rng.js'
+import { adopts, replayRng } from './rng.js'
 
 /** Replays batches of requests under one resolved config. */
 export class Engine {
@@ -50,8 +50,9 @@ export class Engine {
     // small integers in the lookup loop; no list is longer than 2^30 records
     this.candidateSample = Math.min(config.candidateSample, 0x40000000) | 0
     this.maxHolders = Math.min(config.maxHolders, 0x40000000) | 0
-    this.rng = new Rng(config.seed * 7919 + 17)
-    this.adoptSalt = config.seed ^ 0x5bd1e995
+    /** the run's random stream: draws taken in the order peer-lookup.js lists */
+    this.rng = replayRng(config.seed)
+    this.seed = config.seed
 
     this.stores = new ClientStores()
     /** the coordinator's content-location index: records [slot, tag] of online holders' sessions */
@@ -78,8 +79,10 @@ export class Engine {
     /** clients whose online time ends, in order of that time */
     this.expiries = new ExpiryQueue()
 
-    /** @type {HolderRanking<number>} the policy's ranking of the lookup in progress */
-    this.ranking = new HolderRanking(this.maxHolders)
+    /** the policy's sample of the lookup in progress: which records of the holder list it reads */
+    this.walk = new HolderSample()
+    /** @type {HolderRanking<number>} the policy's ranking of the lookup in progress, by slot */
+    this.ranking = new HolderRanking(this.maxHolders, -1)
     /** positions of stale records a sample met, dropped after it */
     this.staleBuf = new Int32Array(64)
     // state `accept` reads for the lookup in progress
@@ -182,7 +185,7 @@ export class Engine {
     hs.bytes[h] += size
 
     let adopter = this.seen[c]
-    if (adopter === 0) adopter = this.seen[c] = this.adoption >= 1 || hashUniform(c, this.adoptSalt) < this.adoption ? 1 : 2
+    if (adopter === 0) adopter = this.seen[c] = adopts(c, this.adoption, this.seed) ? 1 : 2
     if (adopter === 1) {
       // online clients have a slot; expire(t) has closed those whose time is over
       let s = this.slotOf[c]
@@ -360,6 +363,11 @@ export class Engine {
       const s = this.slotOf[c]
       if (s !== -1 && this.slots.until[s] === until) this.leave(c)
     }
+  }
+
+  /** @returns {number} objects held in all stores (for engineResult) */
+  get entries () {
+    return this.stores.live
   }
 
   /**

@@ -1,10 +1,16 @@
 /**
  * The coordinator's side of a lookup, and the client's tries, as the engine
- * models them: the store's sample of holders, the shared policy module's
- * ranking (`HolderRanking` and `rankKey`, imported from the coordinator, not
- * reimplemented), the coordinator's `markChosen`, and the requester trying
+ * models them: the shared peer-selection rule's sample, ranking and mark
+ * (`HolderSample`, `HolderRanking`, `rankKey`, imported from the coordinator,
+ * not reimplemented) over the engine's typed arrays, and the requester trying
  * the returned holders in order. Functions of the engine's state, kept apart
  * from the engine's bookkeeping.
+ *
+ * Random draws, in this order per lookup (sim/src/reference-model.js takes
+ * the same ones, which is what lets it agree with the engine exactly): the
+ * sample's start, only when the holder list (stale records included) is
+ * longer than `candidateSample`; then one per new connection tried, only when
+ * `failRate` > 0.
  */
 import { rankKey } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
@@ -32,16 +38,15 @@ export function rebaseClock (e) {
 }
 
 /**
- * One lookup of `o` by `c`, as the coordinator answers it: the store's sample
- * of online holders, taken as the coordinator's memory store takes it (up to
- * `candidateSample` of them, read from a random offset of the object's list
- * onwards: every holder reachable, O(sample) cost), ranked by the shared
- * policy as it is read. Each sampled holder is offered to `e.ranking` (the
- * policy's `HolderRanking`, the ranking `selectHolders` runs) in sample order,
- * so the result is `selectHolders` over the sample, without copying it or
- * reading any holder twice. Stale records met on the way (sessions that
- * ended) leave the index afterwards: the coordinator would already have
- * dropped them. A record [slot, tag] is live while the slot's `TAG` is its tag.
+ * One lookup of `o` by `c`, as the coordinator answers it, by the shared
+ * peer-selection rule (coordinator/src/policy/peer-selection.js): `e.walk`
+ * (the rule's `HolderSample`) says which records of the object's holder list
+ * to read, and each live holder read is offered to `e.ranking` (the rule's
+ * `HolderRanking`) as it is read, without copying the sample or reading any
+ * holder twice. Stale records met on the way (sessions that ended) do not
+ * count toward the sample and leave the index afterwards: the coordinator
+ * would already have dropped them. A record [slot, tag] is live while the
+ * slot's `TAG` is its tag.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @param {number} o
@@ -52,41 +57,39 @@ export function rankHolders (e, c, o, size) {
   e.size = size
   const mark = markChannels(e, c)
   const ranking = e.ranking
-  ranking.reset(e.maxHolders)
+  ranking.reset(e.maxHolders, c)
+  const walk = e.walk
   const lists = e.holders.lists
   const pool = lists.data(o)
   const state = e.slots.state
-  const want = e.candidateSample
-  const n = lists.length(o)
   const base = lists.base(o)
   const rank = rankKey
-  let pos = n > want ? e.rng.int(n) : 0
   let found = 0
   let stale = 0
   let wrapAt = -1
-  // Slot fields by number (see LAYOUT below): V8 reloads and re-checks an
+  // Slot fields by number (see LAYOUT above): V8 reloads and re-checks an
   // imported binding at every use, and this loop runs for every holder sampled.
-  for (let seen = 0; seen < n && found < want; seen++) {
+  for (let pos = walk.begin(lists.length(o), e.candidateSample, e.rng); pos !== -1;) {
     const rec = base + 2 * pos
     const p = pool[rec]
     const at = p << 2
-    if (state[at] === pool[rec + 1]) {
+    const live = state[at] === pool[rec + 1]
+    if (live) {
       found++
       const connected = state[at + 2] === mark
       const key = rank(connected, state[at + 1])
-      if (ranking.admits(key) && p !== c && accept(e, p, connected)) ranking.insert(p, key)
+      if (ranking.wants(p, key) && accept(e, p, connected)) ranking.insert(p, key)
     } else {
       if (stale === e.staleBuf.length) e.staleBuf = growTo(e.staleBuf, stale + 1)
       e.staleBuf[stale++] = pos
     }
-    if (++pos === n) {
-      pos = 0
-      wrapAt = stale
-    }
+    pos = walk.next(live)
+    // the walk only comes back to position 0 by wrapping around the list's end
+    if (pos === 0) wrapAt = stale
   }
   // Drop stale records from the highest position down, so the record that
   // fills each hole (the list's last) is never one still to be dropped. The
-  // positions were visited as one rising run, or two if the scan wrapped.
+  // positions were visited as one rising run, or two if the walk wrapped.
   const holders = e.holders
   const buf = e.staleBuf
   if (wrapAt === -1) wrapAt = stale
@@ -96,8 +99,9 @@ export function rankHolders (e, c, o, size) {
 }
 
 /**
- * The coordinator marks the first holder it hands out (handlers/lookup.js:
- * `store.markChosen`); the client tries the ranked holders in order.
+ * The coordinator marks the holder the rule says (handlers/lookup.js:
+ * `store.markChosen`, the first handed out); the client tries the ranked
+ * holders in order.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @returns {number} the slot of the peer that served, or -1
@@ -109,7 +113,7 @@ export function tryHolders (e, c) {
   const chosen = ranking.ids
   e.lookupHits++
   if (e.clock === CLOCK_LIMIT) rebaseClock(e)
-  e.slots.state[chosen[0] * SLOT_STRIDE + CHOSEN] = ++e.clock
+  e.slots.state[ranking.marked() * SLOT_STRIDE + CHOSEN] = ++e.clock
   for (let i = 0; i < n; i++) {
     const p = chosen[i]
     if (connected(e, p)) {

@@ -92,3 +92,27 @@ export class Rng {
 export function hashUniform (a, b) {
   return hash2(a, b) / 4294967296
 }
+
+/**
+ * The random stream of a replay with this seed. The engine and the reference
+ * model each start one here and take their draws in the same order (listed
+ * in peer-lookup.js), which is what lets them agree exactly.
+ * @param {number} seed the run's `--seed`
+ * @returns {Rng}
+ */
+export function replayRng (seed) {
+  return new Rng(seed * 7919 + 17)
+}
+
+/**
+ * Whether a client runs the code at this adoption: decided by a hash of its
+ * id and the seed, not by the random stream, so it does not depend on the
+ * order clients appear in, and larger fractions contain smaller ones.
+ * @param {number} client
+ * @param {number} adoption fraction of clients, 0–1
+ * @param {number} seed the run's `--seed`
+ * @returns {boolean}
+ */
+export function adopts (client, adoption, seed) {
+  return adoption >= 1 || hashUniform(client, seed ^ 0x5bd1e995) < adoption
+}

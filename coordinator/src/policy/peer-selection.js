@@ -1,39 +1,110 @@
 /**
- * Peer-selection policy: which holders of an asset a lookup hands out.
+ * Peer-selection policy: which holders of an asset a lookup hands out, and
+ * which one it records as chosen. One rule in three steps, shared by the
+ * coordinator and the simulator (`sim/`) so that the simulator measures the
+ * policy that really runs; both call the code below, neither has a copy:
  *
- * Shared by the coordinator (`handlers/lookup.js`) and the simulator (`sim/`), so
- * that the simulator measures the policy that really runs. It is pure: callers
- * supply the candidates and two accessors, and record the choice themselves.
- * The coordinator calls `selectHolders`; the simulator, which must rank
- * millions of lookups a second, offers candidates to a `HolderRanking` from
- * inside its own sampling loop. `selectHolders` is that same loop over a list,
- * so there is one ranking, whichever way it is driven.
+ * 1. Sample (`HolderSample`): a lookup reads at most `candidateSample` of an
+ *    asset's holders. It starts at a random position of the holder list when
+ *    the list is longer than the sample (at 0 otherwise) and walks forward,
+ *    wrapping, until it has read that many live holders or the whole list:
+ *    every holder is reachable, at O(sample) cost. The coordinator's memory
+ *    store walks its list of holders (all live); the simulator walks its
+ *    index, whose lists also hold stale records of ended sessions, which the
+ *    walk reads but does not count. The Redis store samples server-side
+ *    instead (SRANDMEMBER, then drops holders whose records expired): a
+ *    different random draw of the same size; the steps below are the same.
+ * 2. Rank (`rankKey`, `HolderRanking`): never the asker; peers the asker
+ *    already has a channel to first (no connection set-up, no new NAT
+ *    traversal), then the least recently chosen (spreads upload load across
+ *    holders). Ties keep sample order, so a random sample gives random
+ *    tie-breaking for free. At most `maxHolders` are kept, best first.
+ * 3. Mark (`HolderRanking#marked`): the lookup records the first holder it
+ *    hands out as chosen at this lookup's time, since the asker tries it
+ *    first and falls back to the others only if it fails: the first is where
+ *    the upload lands. The coordinator marks it in its store; the simulator in
+ *    its peer records.
  *
- * Callers record as chosen the holder the asker will try first (the coordinator
- * marks the first it returns; the simulator the one that served), since that is
- * where the upload lands; the others are only fallbacks.
- *
- * Order: peers the asker already has a channel to come first (no connection
- * set-up, no new NAT traversal), then the least recently chosen (spreads upload
- * load across holders). Ties keep candidate order, so a caller that samples its
- * candidates at random gets random tie-breaking for free.
+ * Pure and allocation-free per lookup: callers supply the holders, their
+ * times and connections, and a random source, and record the choice
+ * themselves. The simulator runs millions of lookups a second through these
+ * objects (reused, monomorphic, small enough for V8 to inline their methods).
+ * `coordinator/test/peer-selection.test.js` holds the coordinator's lookup and
+ * the simulator's against each other.
  */
 
 /** Defaults for the policy's knobs; the coordinator's config and the simulator's flags start here. */
-export const POLICY_DEFAULTS = Object.freeze({
+const policyDefaults = {
   /** holders a lookup returns at most */
   maxHolders: 3,
   /** holders a store reads per lookup before ranking (bounds the work for popular assets) */
   candidateSample: 32
-})
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const POLICY_DEFAULTS = Object.freeze(policyDefaults)
+
+/**
+ * Where random numbers come from: `Math` in the coordinator, the simulator's
+ * seeded `Rng` (sim/src/rng.js), which is what makes a replay reproducible.
+ * @typedef {{ random (): number }} RandomSource uniform in [0, 1)
+ */
+
+/**
+ * Step 1, the sample: which positions of a holder list one lookup reads.
+ * Reusable: `begin` starts the next lookup's walk.
+ */
+export class HolderSample {
+  constructor () {
+    /** records in the list being walked */
+    this.length = 0
+    /** live holders wanted */
+    this.want = 0
+    /** live holders read so far */
+    this.taken = 0
+    /** records not yet read */
+    this.left = 0
+    /** the position just handed out */
+    this.pos = 0
+  }
+
+  /**
+   * Starts a walk over a list of `length` records. Draws one random number,
+   * and only when the list is longer than the sample.
+   * @param {number} length records in the holder list (stale ones included)
+   * @param {number} want live holders to read at most (`candidateSample`)
+   * @param {RandomSource} random
+   * @returns {number} the first position to read, or -1 when there is nothing to read
+   */
+  begin (length, want, random) {
+    this.length = length
+    this.want = want
+    this.taken = 0
+    this.left = length
+    if (length === 0 || !(want >= 1)) return -1
+    this.pos = length > want ? Math.floor(random.random() * length) : 0
+    return this.pos
+  }
+
+  /**
+   * The record at the position last handed out has been read.
+   * @param {boolean} live whether it named a holder still online (counts toward the sample)
+   * @returns {number} the next position to read, or -1 when the sample is complete
+   */
+  next (live) {
+    if (live && ++this.taken === this.want) return -1
+    if (--this.left === 0) return -1
+    if (++this.pos === this.length) this.pos = 0
+    return this.pos
+  }
+}
 
 /** Added to a connected holder's rank: more negative than any `lastChosen` is positive, so they sort first. */
 const CONNECTED_FIRST = -1e15
 
 /**
- * A holder's rank: lower is better.
+ * Step 2: a holder's rank, lower is better.
  * @param {boolean} connected whether the asker already has a channel to it
- * @param {number} lastChosen when a lookup last handed it out (0 = never)
+ * @param {number} lastChosen when a lookup last marked it (0 = never)
  * @returns {number}
  */
 export function rankKey (connected, lastChosen) {
@@ -41,48 +112,58 @@ export function rankKey (connected, lastChosen) {
 }
 
 /**
- * The best-ranked holders of one lookup so far, best first. Candidates are
- * offered in candidate order; `admits` says whether one of a given rank would
- * enter the list, so a caller asks its costlier questions (`accept`) only
- * about candidates that would: the same result as filtering first, for a
- * fraction of the questions. Reusable: `reset` starts the next lookup.
+ * Steps 2 and 3: the best-ranked holders of one lookup so far, best first.
+ * Sampled holders are offered in sample order: `wants` says whether one would
+ * enter the list (not the asker, and ranked better than the worst kept once
+ * the list is full), then the caller asks any costlier question of its own
+ * (the simulator's: will this holder stay online through a connection
+ * set-up, is it under its upload cap?) and calls `insert`. Asking only about
+ * holders that would enter gives the same list as asking about all first, for
+ * a fraction of the questions. Reusable: `reset` starts the next lookup.
  * @template T
  */
 export class HolderRanking {
-  /** @param {number} count how many holders to keep at most */
-  constructor (count) {
+  /**
+   * @param {number} count how many holders to keep at most (`maxHolders`)
+   * @param {T} asker the peer asking, never kept
+   */
+  constructor (count, asker) {
     /** @type {T[]} */
     this.ids = []
     /** rank keys of `ids`, parallel; grows with the list, not with `count` (which may be huge) */
     this.keys = new Float64Array(Math.min(Math.max(1, count), 8))
     this.count = count
+    this.asker = asker
     /** holders kept */
     this.size = 0
-    /** the rank a candidate must beat to enter: the worst kept once the list is full */
+    /** the rank a holder must beat to enter: the worst kept once the list is full */
     this.worst = count >= 1 ? Infinity : -Infinity
   }
 
   /**
    * Empties the list for the next lookup.
    * @param {number} count
+   * @param {T} asker
    */
-  reset (count) {
+  reset (count, asker) {
     this.count = count
+    this.asker = asker
     this.size = 0
     this.worst = count >= 1 ? Infinity : -Infinity
   }
 
   /**
-   * @param {number} key a candidate's `rankKey`
-   * @returns {boolean} whether a candidate of that rank would enter the list
+   * @param {T} id a sampled holder
+   * @param {number} key its `rankKey`
+   * @returns {boolean} whether it would enter the list
    */
-  admits (key) {
-    return key < this.worst
+  wants (id, key) {
+    return key < this.worst && id !== this.asker
   }
 
   /**
-   * Enters a candidate that `admits` its key, dropping the worst when full.
-   * A strict `>` keeps earlier candidates ahead of later ones of equal rank.
+   * Enters a holder that `wants` said would enter, dropping the worst when
+   * full. A strict `>` keeps earlier holders ahead of later ones of equal rank.
    * @param {T} id
    * @param {number} key
    */
@@ -104,35 +185,13 @@ export class HolderRanking {
     keys[at] = key
     if (this.size === this.count) this.worst = keys[this.count - 1]
   }
-}
 
-/**
- * Choose up to `count` holders for `asker` from `candidates`.
- *
- * Runs in O(candidates × count) and allocates only its result.
- *
- * @template T
- * @param {ArrayLike<T>} candidates holders of the asset (may include the asker)
- * @param {object} options
- * @param {T} options.asker the peer asking; never chosen
- * @param {number} [options.count] how many to return at most
- * @param {(id: T) => number} options.lastChosen when `id` was last handed out (0 = never)
- * @param {(id: T) => boolean} [options.isConnected] whether the asker already has a channel to `id`
- * @param {(id: T) => boolean} [options.accept] false excludes `id` (offline, over its upload cap, …);
- *   asked only about candidates that rank high enough to be chosen, so it must not depend on call order
- * @returns {T[]} chosen holders, best first
- */
-export function selectHolders (candidates, options) {
-  const { asker, lastChosen, isConnected, accept } = options
-  const count = options.count ?? POLICY_DEFAULTS.maxHolders
-  if (!(count >= 1)) return []
-  /** @type {HolderRanking<T>} */
-  const ranking = new HolderRanking(count)
-  for (let i = 0; i < candidates.length; i++) {
-    const id = candidates[i]
-    if (id === asker) continue
-    const key = rankKey(isConnected !== undefined && isConnected(id), lastChosen(id))
-    if (ranking.admits(key) && (accept === undefined || accept(id))) ranking.insert(id, key)
+  /**
+   * Step 3: the holder the lookup records as chosen: the first handed out.
+   * Only when the list is not empty (`size > 0`).
+   * @returns {T}
+   */
+  marked () {
+    return this.ids[0]
   }
-  return ranking.ids.slice(0, ranking.size)
 }

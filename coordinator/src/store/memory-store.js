@@ -4,6 +4,7 @@
  * each other exactly as Redis-backed shards do.
  */
 import { EventEmitter } from 'node:events'
+import { HolderSample } from '../policy/peer-selection.js'
 
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').PeerRecord} PeerRecord */
@@ -42,7 +43,12 @@ class HolderSet {
 
 /** @implements {Store} */
 export class MemoryStore {
-  constructor () {
+  /**
+   * @param {{ random?: import('../policy/peer-selection.js').RandomSource }} [options]
+   *   random: where `sampleHolders` draws its random start (a test passes a seeded source)
+   */
+  constructor ({ random = Math } = {}) {
+    this.random = random
     /** @type {Map<string, {shard: string, joinedAt: number, lastChosen: number, assets: Set<string>}>} */
     this.peers = new Map()
     /** @type {Map<string, HolderSet>} */
@@ -83,14 +89,13 @@ export class MemoryStore {
   async sampleHolders (hash, limit) {
     const set = this.holders.get(hash)
     if (set === undefined) return []
-    const n = set.ids.length
-    const take = Math.min(n, limit)
-    // A window at a random offset: every holder is reachable, at O(limit) cost.
-    const start = n > limit ? Math.floor(Math.random() * n) : 0
-    const sample = new Array(take)
-    for (let i = 0; i < take; i++) {
-      const id = set.ids[(start + i) % n]
-      sample[i] = { id, lastChosen: /** @type {any} */ (this.peers.get(id)).lastChosen }
+    // The shared rule's sample (policy/peer-selection.js): a run from a random
+    // start, wrapping; every holder listed here is live.
+    const sample = []
+    const walk = new HolderSample()
+    for (let pos = walk.begin(set.ids.length, limit, this.random); pos !== -1; pos = walk.next(true)) {
+      const id = set.ids[pos]
+      sample.push({ id, lastChosen: /** @type {any} */ (this.peers.get(id)).lastChosen })
     }
     return sample
   }
