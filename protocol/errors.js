@@ -85,6 +85,8 @@ export const SIM_ERRORS = /* @__PURE__ */ defineArea('sim', { exit: 2 }, {
   MGH_SIM_ERR_ZIP: 'unsupported or damaged zip archive',
   MGH_SIM_ERR_DECOMPRESS: 'the compressed trace is corrupt or truncated',
   MGH_SIM_ERR_EMPTY: 'the input holds no valid request',
+  MGH_SIM_ERR_UNSORTED: 'the trace is not in time order beyond --order-tolerance; run with --sort',
+  MGH_SIM_ERR_SORT: 'cannot sort the trace on disk (temporary directory)',
   MGH_SIM_ERR_SWEEP: 'bad --sweep; use NAME=V1,V2,… with a numeric model option',
   MGH_SIM_ERR_REPORT: 'cannot write the HTML report'
 })

@@ -13,7 +13,12 @@
  * lacks them (scripts/install-system-deps.sh: browsers, redis-server; needs
  * root, as on CI); `MAYGH_TEST_NO_INSTALL=1` skips that step.
  *
- * `npm test -- FILE…` runs just those files.
+ * Beside the build, two static checks run as steps of their own: the type
+ * check (`tsc -p jsconfig.json`: JSDoc types, checkJs with strict null checks)
+ * and the lint (`eslint .`, neostandard). Each counts as one check in the
+ * closing `N passed, N failed` line, and a failure fails `npm test`.
+ *
+ * `npm test -- FILE…` runs just those files (and skips the static checks).
  */
 import { spawnSync, spawn } from 'node:child_process'
 import { readdirSync, existsSync, readFileSync, mkdtempSync, rmSync } from 'node:fs'
@@ -50,10 +55,39 @@ if (process.env.MAYGH_TEST_NO_INSTALL !== '1') {
   if (install.status !== 0) console.log('some system packages are missing: the tests that need them will fail (see above)')
 }
 
+/**
+ * Run one static check to completion, its output shown as it ends.
+ * @param {string} name
+ * @param {string} script a bin under node_modules, run with this node
+ * @param {string[]} args
+ * @returns {Promise<boolean>} whether it passed
+ */
+function staticCheck (name, script, args) {
+  const child = spawn(process.execPath, [join(root, 'node_modules', script), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (d) => { output += d })
+  child.stderr.on('data', (d) => { output += d })
+  return new Promise((resolve) => {
+    child.on('error', (err) => { output += String(err) })
+    child.on('close', (code) => {
+      console.log(code === 0 ? `${name}: ok` : `${name}: FAILED\n${output.trim()}`)
+      resolve(code === 0)
+    })
+  })
+}
+
+const explicitFiles = process.argv.length > 2
+const checks = explicitFiles
+  ? Promise.resolve([])
+  : Promise.all([
+    staticCheck('types (tsc -p jsconfig.json)', 'typescript/bin/tsc', ['-p', 'jsconfig.json']),
+    staticCheck('lint (eslint .)', 'eslint/bin/eslint.js', ['.'])
+  ])
 const size = await buildClient()
 console.log(`client bundle: ${size.bytes} B, ${size.gzipBytes} B gzip, ${size.brotliBytes} B brotli`)
+const checked = await checks
 
-const files = process.argv.length > 2 ? process.argv.slice(2) : testFiles()
+const files = explicitFiles ? process.argv.slice(2) : testFiles()
 // spec for people, TAP to a file for the closing `N passed, N failed` line.
 const tapDir = mkdtempSync(join(tmpdir(), 'maygh-test-'))
 const tapFile = join(tapDir, 'results.tap')
@@ -72,7 +106,10 @@ child.on('exit', (code, signal) => {
   const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : ''
   const count = (/** @type {string} */ key) => Number(tap.match(new RegExp(`^# ${key} (\\d+)$`, 'm'))?.[1] ?? 0)
   rmSync(tapDir, { recursive: true, force: true })
-  const failed = count('fail') + count('cancelled')
-  console.log(`\n${count('pass')} passed, ${failed} failed, ${count('skipped')} skipped`)
-  process.exit(code ?? (signal ? 1 : 0))
+  const checksFailed = checked.filter((ok) => !ok).length
+  const failed = count('fail') + count('cancelled') + checksFailed
+  const passed = count('pass') + checked.length - checksFailed
+  if (checksFailed > 0) console.log(`\n${checksFailed} static check(s) failed (see the start of the output)`)
+  console.log(`\n${passed} passed, ${failed} failed, ${count('skipped')} skipped`)
+  process.exit(checksFailed > 0 ? 1 : code ?? (signal ? 1 : 0))
 })

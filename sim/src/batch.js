@@ -20,12 +20,16 @@ export class RequestBatch {
     this.capacity = capacity
     /** requests filled */
     this.n = 0
-    /** seconds since the Unix epoch */
+    // Typed over any buffer: a batch may be a view of shared memory (batch-ring.js).
+    /** @type {Float64Array} seconds since the Unix epoch */
     this.ts = new Float64Array(capacity)
+    /** @type {Int32Array} */
     this.client = new Int32Array(capacity)
+    /** @type {Int32Array} */
     this.object = new Int32Array(capacity)
-    /** bytes the log says the origin sent */
+    /** @type {Float64Array} bytes the log says the origin sent */
     this.bytes = new Float64Array(capacity)
+    /** @type {Uint8Array} */
     this.flags = new Uint8Array(capacity)
   }
 

@@ -4,16 +4,20 @@
  * `maygh-sim: CODE: message` on stderr and exit with status 2. `--json` prints
  * exactly one JSON object on stdout; progress and notes go to stderr.
  */
+import { tmpdir } from 'node:os'
 import { parseArgs } from 'node:util'
-import { SIM_DEFAULTS, SIM_OPTION_SPECS, parseNumber, resolveConfig } from './config.js'
-import { SimError } from './errors.js'
-import { formatBytes, formatCount, formatPercent, formatRate, textTable } from './format.js'
+import { GENERATOR_BYTE_PARAMS, INPUT_DEFAULTS, SIM_DEFAULTS, SIM_OPTION_SPECS, parseNumber, resolveConfig } from './config.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
+import { formatBinaryBytes, formatCount } from './format.js'
 import { ProgressBar } from './progress.js'
 import { writeReport } from './report-html.js'
 import { toReport } from './run.js'
 import { DEFAULT_PARALLEL, runJobs } from './run-pool.js'
 import { parseSweep, sweepJobs, sweepTable } from './sweep.js'
 import { ETSY_DEFAULTS } from './etsy-params.js'
+import { SORT_BYTES_PER_REQUEST } from './sort-requests.js'
+import { countedAndLeftOut } from './static-assets.js'
+import { summaryText } from './summary-text.js'
 
 /**
  * @param {string} key camelCase
@@ -28,6 +32,9 @@ const GENERATOR_FLAGS = Object.keys(ETSY_DEFAULTS).filter((k) => k !== 'seed').m
 const GENERAL = /** @type {const} */ ([
   ['trace', 'FILE', 'access log to replay: CLF/Combined, EPA or CSV; plain, .gz or .zip'],
   ['format', 'auto', 'trace format: auto, clf, epa or csv'],
+  ['order-tolerance', String(INPUT_DEFAULTS.orderTolerance), 'seconds a trace may be out of time order (clamped, counted); beyond: an error'],
+  ['sort', '', 'sort the trace by time first (stable; in memory, or on disk above --sort-memory)'],
+  ['sort-memory', formatBinaryBytes(INPUT_DEFAULTS.sortMemoryBytes).replace(/ ([KMGT])iB/, (_, u) => u.toLowerCase()), `memory for --sort (about ${SORT_BYTES_PER_REQUEST} bytes a request); runs go to $TMPDIR above it`],
   ['synthetic', 'etsy', 'generate an Etsy-like trace instead of reading one'],
   ['json', '', 'print one JSON object on stdout instead of the summary'],
   ['report', 'FILE', 'also write an HTML report (tables and charts; opens offline)'],
@@ -49,7 +56,7 @@ const MODEL_HELP = /** @type {Record<string, string>} */ ({
   uploadBurst: 'upload burst per client above the rate, bytes',
   maxHolders: 'holders a lookup returns',
   candidateSample: 'holders sampled per lookup before ranking',
-  assets: "regex of URLs Maygh serves ('' = every successful GET)",
+  assets: 'what peers may serve: static (images, CSS, JS, fonts, media), all (every successful GET) or a URL regex',
   seed: 'seed of all random choices'
 })
 
@@ -83,7 +90,7 @@ function showDefault (v) {
 }
 
 /**
- * Parses argv into a source, a config and output options. Throws SimError.
+ * Parses argv into a source, a config and output options. Throws MayghError.
  * @param {string[]} argv
  */
 export function parseCli (argv) {
@@ -91,6 +98,9 @@ export function parseCli (argv) {
   const options = {
     trace: { type: 'string' },
     format: { type: 'string' },
+    'order-tolerance': { type: 'string' },
+    sort: { type: 'boolean' },
+    'sort-memory': { type: 'string' },
     synthetic: { type: 'string' },
     json: { type: 'boolean' },
     report: { type: 'string' },
@@ -105,79 +115,59 @@ export function parseCli (argv) {
   try {
     ({ values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false }))
   } catch (err) {
-    throw new SimError('MGH_SIM_ERR_BAD_FLAG', /** @type {Error} */ (err).message)
+    throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_FLAG, /** @type {Error} */ (err).message)
   }
   const v = /** @type {Record<string, any>} */ (values)
   if (v.help) return { help: true }
-  if ((v.trace === undefined) === (v.synthetic === undefined)) throw new SimError('MGH_SIM_ERR_NO_INPUT', v.trace !== undefined ? 'both given' : undefined)
-  if (v.synthetic !== undefined && v.synthetic !== 'etsy') throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--synthetic ${v.synthetic}: only "etsy" exists`)
-  if (v.format !== undefined && !['auto', 'clf', 'epa', 'csv'].includes(v.format)) throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--format ${v.format} is not one of auto, clf, epa, csv`)
-  if (v.trace === '' || v.report === '') throw new SimError('MGH_SIM_ERR_BAD_VALUE', 'an empty file name')
+  if ((v.trace === undefined) === (v.synthetic === undefined)) throw new MayghError(ERRORS.MGH_SIM_ERR_NO_INPUT, v.trace !== undefined ? 'both given' : undefined)
+  if (v.synthetic !== undefined && v.synthetic !== 'etsy') throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--synthetic ${v.synthetic}: only "etsy" exists`)
+  if (v.format !== undefined && !['auto', 'clf', 'epa', 'csv'].includes(v.format)) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--format ${v.format} is not one of auto, clf, epa, csv`)
+  if (v.trace === '' || v.report === '') throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, 'an empty file name')
   /** @type {Record<string, unknown>} */
   const overrides = {}
   for (const [key, spec] of Object.entries(SIM_OPTION_SPECS)) {
     const text = v[spec.flag]
     if (text === undefined) continue
-    overrides[key] = spec.kind === 'regex' ? text : parseNumber(spec.flag, text, spec.kind)
+    overrides[key] = spec.kind === 'assets' ? text : parseNumber(spec.flag, text, spec.kind)
   }
   const config = resolveConfig(overrides)
   /** @type {Record<string, number>} */
   const generator = {}
   for (const { key, flag } of GENERATOR_FLAGS) {
     if (v[flag] === undefined) continue
-    if (v.synthetic === undefined) throw new SimError('MGH_SIM_ERR_BAD_FLAG', `--${flag} applies only with --synthetic`)
-    generator[key] = parseNumber(flag, v[flag], /size|tail-min/.test(flag) ? 'bytes' : 'number')
+    if (v.synthetic === undefined) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_FLAG, `--${flag} applies only with --synthetic`)
+    generator[key] = parseNumber(flag, v[flag], GENERATOR_BYTE_PARAMS.includes(key) ? 'bytes' : 'number')
   }
+  /** @type {import('./input.js').SourceSpec} */
   const source = v.trace !== undefined
-    ? { trace: /** @type {string} */ (v.trace), format: v.format ?? 'auto' }
+    ? { trace: /** @type {string} */ (v.trace), format: v.format ?? 'auto', ...orderOptions(v) }
     : { synthetic: /** @type {'etsy'} */ ('etsy'), generator: { ...generator, seed: config.seed } }
+  if (v.synthetic !== undefined) {
+    const flag = ['sort', 'order-tolerance', 'sort-memory'].find((f) => v[f] !== undefined)
+    if (flag) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_FLAG, `--${flag} applies only with --trace (the generator writes in time order)`)
+  }
   const sweeps = (v.sweep ?? []).map(parseSweep)
   const jobs = v.jobs === undefined ? DEFAULT_PARALLEL : parseNumber('jobs', v.jobs, 'count')
-  if (!(Number.isInteger(jobs) && jobs >= 1 && jobs <= 256)) throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--jobs ${v.jobs} must be an integer from 1 to 256`)
+  if (!(Number.isInteger(jobs) && jobs >= 1 && jobs <= 256)) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--jobs ${v.jobs} must be an integer from 1 to 256`)
   return { help: false, source, config, sweeps, jobs, json: v.json === true, report: v.report, progress: v['no-progress'] !== true }
 }
 
 /**
- * The human summary printed without --json.
- * @param {Record<string, any>} r
- * @returns {string}
+ * The trace's time-order flags: --sort, or how far out of order it may be.
+ * @param {Record<string, any>} v parsed flags
+ * @returns {{ sort: boolean, orderTolerance: number, sortMemoryBytes: number }}
  */
-export function summaryText (r) {
-  const input = r.input
-  const what = input.kind === 'trace'
-    ? `${input.file} (${input.format}${input.compression !== 'none' ? `, ${input.compression}` : ''}): ${formatCount(input.lines)} lines, ${formatCount(input.badLines)} bad`
-    : `synthetic Etsy-like trace, ${input.params.days} days, seed ${input.params.seed}`
-  const share = (/** @type {number} */ x) => formatPercent(r.bytes > 0 ? x / r.bytes : 0)
-  const out = [
-    `maygh-sim: ${what}`,
-    `${formatCount(r.requests)} requests from ${formatCount(r.clients)} clients for ${formatCount(r.objects)} objects over ${(r.traceSeconds / 86400).toFixed(2)} days`,
-    '',
-    textTable(['', 'requests', 'bytes', 'share'], [
-      ['total (origin, per the log)', formatCount(r.requests), formatBytes(r.bytes), '100.0%'],
-      ['origin with Maygh', formatCount(r.originRequests), formatBytes(r.originBytes), share(r.originBytes)],
-      ['peers', formatCount(r.peerRequests), formatBytes(r.peerBytes), share(r.peerBytes)],
-      ['own store', formatCount(r.cacheRequests), formatBytes(r.cacheBytes), share(r.cacheBytes)]
-    ]),
-    '',
-    `savings ${formatPercent(r.savings)} (peers ${formatPercent(r.peerSavings)}, own store ${formatPercent(r.cacheSavings)}); ` +
-      `oracle bound ${formatPercent(r.oracleSavings)}` +
-      (r.plugin ? `; plug-in baseline at ${formatPercent(r.plugin.adoption, 0)} adoption ${formatPercent(r.pluginSavings)}` : ''),
-    `upload: max ${formatBytes(r.fairness.maxBytes)}, p99 ${formatBytes(r.fairness.p99Bytes)}, Gini ${r.fairness.gini.toFixed(2)}; ` +
-      `connections: ${formatCount(r.connections.attempts)} new, ${formatCount(r.connections.failures)} failed, ${formatCount(r.connections.reused)} reused`,
-    `coordinator: lookups ${formatRate(r.coordinator.lookupsPerSecond.mean)}/s mean, ${formatCount(r.coordinator.lookupsPerSecond.peak)}/s peak; ` +
-      `updates ${formatRate(r.coordinator.updatesPerSecond.mean)}/s mean, ${formatCount(r.coordinator.updatesPerSecond.peak)}/s peak; ` +
-      `joins ${formatCount(r.coordinator.joinsPerSecond.peak)}/s peak`
-  ]
-  if (input.badExamples?.length) {
-    out.push(`bad lines (first ${input.badExamples.length}):`)
-    for (const b of input.badExamples) out.push(`  line ${b.line}: ${b.text}`)
+function orderOptions (v) {
+  const sort = v.sort === true
+  if (sort && v['order-tolerance'] !== undefined) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_FLAG, '--order-tolerance does not apply with --sort (a sorted trace is in order)')
+  if (!sort && v['sort-memory'] !== undefined) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_FLAG, '--sort-memory applies only with --sort')
+  const orderTolerance = v['order-tolerance'] === undefined ? INPUT_DEFAULTS.orderTolerance : parseNumber('order-tolerance', v['order-tolerance'], 'seconds')
+  if (!(orderTolerance >= 0 && Number.isFinite(orderTolerance))) {
+    throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--order-tolerance ${v['order-tolerance']} must be a finite number of seconds ≥ 0 (to accept any order, use --sort)`)
   }
-  for (const s of r.sweeps) {
-    out.push('', `sweep of ${s.param}:`, textTable([s.param, 'savings', 'peers', 'own store', 'oracle'],
-      s.rows.map((/** @type {any} */ row) => [row.label, formatPercent(row.savings), formatPercent(row.peerSavings), formatPercent(row.cacheSavings), formatPercent(row.oracleSavings)])))
-  }
-  out.push('', `replayed in ${r.elapsedSeconds.toFixed(1)} s (${formatCount(r.requestsPerSecond)} requests/s)`)
-  return out.join('\n') + '\n'
+  const sortMemoryBytes = v['sort-memory'] === undefined ? INPUT_DEFAULTS.sortMemoryBytes : parseNumber('sort-memory', v['sort-memory'], 'bytes')
+  if (!(sortMemoryBytes >= 32 * 1024 && Number.isFinite(sortMemoryBytes))) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--sort-memory ${v['sort-memory']} must be at least 32k`)
+  return { sort, orderTolerance, sortMemoryBytes }
 }
 
 /**
@@ -207,6 +197,11 @@ export async function main (argv, io = {}) {
       return 0
     }
     const { source, config, sweeps, jobs } = /** @type {Required<typeof cli>} */ (cli)
+    if (source.sort) {
+      const memory = source.sortMemoryBytes ?? INPUT_DEFAULTS.sortMemoryBytes
+      stderr.write(`maygh-sim: --sort: sorting the trace by time, in memory up to ${formatBinaryBytes(memory)} ` +
+        `(about ${formatCount(memory / SORT_BYTES_PER_REQUEST)} requests), on disk in ${tmpdir()} above\n`)
+    }
     bar = new ProgressBar(stderr, { enabled: cli.progress })
     const sweepRuns = sweeps.map((spec) => sweepJobs(source, config, spec))
     const runs = 1 + sweepRuns.reduce((n, r) => n + r.length, 0)
@@ -223,6 +218,9 @@ export async function main (argv, io = {}) {
     const run = results[0]
     bar.done()
     const report = toReport(run, config, sweepResults)
+    Object.assign(report, countedAndLeftOut(report))
+    const sorted = report.input.sorted
+    if (sorted) stderr.write(`maygh-sim: input sorted: ${formatCount(sorted.moved)} of ${formatCount(sorted.requests)} requests moved (${sorted.onDisk ? `on disk, ${sorted.runs} runs merged` : 'in memory'})\n`)
     if (cli.report) await writeReport(cli.report, report)
     if (cli.json) stdout.write(toJson(report) + '\n')
     else stdout.write(summaryText(report))
@@ -230,9 +228,9 @@ export async function main (argv, io = {}) {
     return 0
   } catch (err) {
     bar?.done()
-    if (err instanceof SimError) {
+    if (err instanceof MayghError) {
       stderr.write(`maygh-sim: ${err.code}: ${err.message}\n`)
-      return 2
+      return err.exit ?? 2
     }
     stderr.write(`maygh-sim: internal error: ${/** @type {Error} */ (err)?.stack ?? err}\n`)
     return 1

@@ -4,16 +4,16 @@
  * receives a resolved config. docs/simulator.md ("Flags") lists every key.
  */
 import { POLICY_DEFAULTS } from '../../coordinator/src/policy/peer-selection.js'
-import { SimError } from './errors.js'
+import { DEFAULT_QUOTA_BYTES, ERRORS, MayghError } from '../../protocol/index.js'
 
 /** Documented defaults of the replay model (docs/simulator.md, "The model"). */
-export const SIM_DEFAULTS = Object.freeze({
+const simDefaults = {
   /** fraction of clients that run Maygh (1 = every visitor: Maygh needs no install) */
   adoption: 1,
   /** adoption of the installed-plug-in baseline, replayed beside every run (0 = skip it) */
   pluginAdoption: 0.1,
   /** each browser's store, an LRU under this many bytes (the client's default quotaMb is 50) */
-  quotaBytes: 50 * 1024 * 1024,
+  quotaBytes: DEFAULT_QUOTA_BYTES,
   /** seconds a client stays online, able to serve, after the last request of its session */
   linger: 60,
   /** a gap between a client's requests longer than this (seconds) ends its session */
@@ -30,18 +30,40 @@ export const SIM_DEFAULTS = Object.freeze({
   maxHolders: POLICY_DEFAULTS.maxHolders,
   /** holders the store samples per lookup before the policy ranks them */
   candidateSample: POLICY_DEFAULTS.candidateSample,
-  /** regular expression a URL must match to be served through Maygh ('' = every successful GET) */
-  assets: '',
+  /** what peers may serve: 'static' (images, CSS, JS, fonts, media: static-assets.js), 'all' (every successful GET) or a URL regex */
+  assets: 'static',
   /** seed of every random choice (sampling, connection failures, adoption, synthetic traces) */
   seed: 1
-})
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const SIM_DEFAULTS = Object.freeze(simDefaults)
 
 /** @typedef {typeof SIM_DEFAULTS} SimConfig */
 
 /**
+ * Documented defaults of how a trace is read (docs/simulator.md, "Input and
+ * output flags"); they apply to `--trace` only: the generator writes in order.
+ */
+const inputDefaults = {
+  /**
+   * seconds a request's time may be behind the newest time read before it;
+   * such requests are clamped to it and counted. Servers write a line when
+   * the response completes, stamped with the time the request arrived, so
+   * neighbouring lines are seconds out of order (the EPA log: 15 lines, at
+   * most 8 s). Larger gaps mean a merged, concatenated or shuffled log,
+   * which clamping would distort: the run stops and offers --sort.
+   */
+  orderTolerance: 10,
+  /** with --sort, requests sorted in memory up to this many bytes of them (about 32 a request), on disk above */
+  sortMemoryBytes: 512 * 1024 * 1024
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const INPUT_DEFAULTS = Object.freeze(inputDefaults)
+
+/**
  * How each knob is checked and how its flag's text is read.
  * kind: 'fraction' [0,1]; 'seconds' ≥ 0; 'bytes' ≥ 0 with k/m/g suffixes; 'rate' bytes/s or inf;
- * 'count' integer ≥ 1; 'int' any integer; 'regex'.
+ * 'count' integer ≥ 1; 'int' any integer; 'assets' `static`, `all` or a regular expression.
  * @type {Readonly<Record<keyof SimConfig, { kind: string, flag: string }>>}
  */
 export const SIM_OPTION_SPECS = Object.freeze({
@@ -56,9 +78,12 @@ export const SIM_OPTION_SPECS = Object.freeze({
   uploadBurst: { kind: 'bytes', flag: 'upload-burst' },
   maxHolders: { kind: 'count', flag: 'max-holders' },
   candidateSample: { kind: 'count', flag: 'candidate-sample' },
-  assets: { kind: 'regex', flag: 'assets' },
+  assets: { kind: 'assets', flag: 'assets' },
   seed: { kind: 'int', flag: 'seed' }
 })
+
+/** the generator's parameters that are byte sizes: their flags take k/m/g suffixes, reports show them as sizes */
+export const GENERATOR_BYTE_PARAMS = Object.freeze(['sizeMedian', 'tailMin', 'sizeMax', 'siteAssetMedian'])
 
 const SUFFIX = /** @type {Record<string, number>} */ ({ '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 })
 
@@ -75,7 +100,7 @@ export function parseNumber (name, text, kind) {
   if (t === 'inf' || t === 'infinity' || t === 'none') return Infinity
   const m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([kmgt]?)(?:i?b)?$/.exec(t)
   if (m === null || (m[2] !== '' && kind !== 'bytes' && kind !== 'rate')) {
-    throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--${name} ${JSON.stringify(text)} is not a number`)
+    throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--${name} ${JSON.stringify(text)} is not a number`)
   }
   return Number(m[1]) * SUFFIX[m[2]]
 }
@@ -91,12 +116,12 @@ export function resolveConfig (overrides = {}) {
   const config = { ...SIM_DEFAULTS }
   for (const [key, value] of Object.entries(overrides)) {
     if (value === undefined) continue
-    if (!(key in SIM_DEFAULTS)) throw new SimError('MGH_SIM_ERR_BAD_VALUE', `unknown option ${key}`)
+    if (!(key in SIM_DEFAULTS)) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `unknown option ${key}`)
     config[key] = value
   }
   for (const [key, spec] of Object.entries(SIM_OPTION_SPECS)) checkValue(spec.flag, config[key], spec.kind)
   if (/** @type {number} */ (config.candidateSample) < /** @type {number} */ (config.maxHolders)) {
-    throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--candidate-sample (${config.candidateSample}) must be at least --max-holders (${config.maxHolders})`)
+    throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--candidate-sample (${config.candidateSample}) must be at least --max-holders (${config.maxHolders})`)
   }
   return Object.freeze(/** @type {SimConfig} */ (config))
 }
@@ -107,10 +132,12 @@ export function resolveConfig (overrides = {}) {
  * @param {string} kind
  */
 function checkValue (flag, v, kind) {
-  const bad = (/** @type {string} */ why) => new SimError('MGH_SIM_ERR_BAD_VALUE', `--${flag} ${String(v)} ${why}`)
-  if (kind === 'regex') {
+  const bad = (/** @type {string} */ why) => new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--${flag} ${String(v)} ${why}`)
+  if (kind === 'assets') {
     if (typeof v !== 'string') throw bad('must be a string')
-    try { RegExp(v) } catch { throw bad('is not a valid regular expression') }
+    // '' used to mean "everything"; one spelling for that now, so a forgotten value is not read as "all"
+    if (v === '') throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, "--assets '' is ambiguous: write --assets all for every successful GET, or --assets static (the default)")
+    try { RegExp(v) } catch { throw bad('is not static, all or a valid regular expression') }
     return
   }
   if (typeof v !== 'number' || Number.isNaN(v)) throw bad('is not a number')

@@ -3,13 +3,13 @@
  * (docs/simulator.md, "The synthetic Etsy week", says why each default) and
  * its validation.
  */
-import { SimError } from './errors.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 
 /** site-wide assets are tracked in a 32-bit mask per client */
 export const MAX_SITE_ASSETS = 32
 
 /** Documented defaults of the generator (docs/simulator.md). */
-export const ETSY_DEFAULTS = Object.freeze({
+const etsyDefaults = {
   /** days of trace */
   days: 7,
   /** expected requests over all days */
@@ -67,10 +67,11 @@ export const ETSY_DEFAULTS = Object.freeze({
   /** weekly cycle: rate ∝ 1 + weeklyAmplitude·cos(2π(day − peakDay)/7), day 0 = Sunday */
   weeklyAmplitude: 0.1,
   peakDay: 0
-})
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const ETSY_DEFAULTS = Object.freeze(etsyDefaults)
 
 /** @typedef {typeof ETSY_DEFAULTS} EtsyParams */
-
 
 /**
  * Checks generator parameters; throws MGH_SIM_ERR_BAD_VALUE.
@@ -82,11 +83,11 @@ export function resolveEtsyParams (overrides = {}) {
   const p = { ...ETSY_DEFAULTS }
   for (const [k, v] of Object.entries(overrides)) {
     if (v === undefined) continue
-    if (!(k in ETSY_DEFAULTS)) throw new SimError('MGH_SIM_ERR_BAD_VALUE', `unknown generator parameter ${k}`)
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new SimError('MGH_SIM_ERR_BAD_VALUE', `${k} must be a finite number`)
+    if (!(k in ETSY_DEFAULTS)) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `unknown generator parameter ${k}`)
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `${k} must be a finite number`)
     p[k] = v
   }
-  const fail = (/** @type {string} */ why) => { throw new SimError('MGH_SIM_ERR_BAD_VALUE', why) }
+  const fail = (/** @type {string} */ why) => { throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, why) }
   if (!(p.days > 0 && p.days <= 366)) fail('--days must be > 0 and ≤ 366')
   if (!(p.requests >= 1 && p.requests <= 2e9)) fail('--requests must be from 1 to 2e9')
   if (!(p.alpha > 0 && p.alpha < 5)) fail('--alpha must be in (0, 5)')

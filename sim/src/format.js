@@ -36,6 +36,16 @@ export function formatBinaryBytes (n) {
 }
 
 /**
+ * A configured size for people: binary units when it is a whole number of
+ * KiB (as `50m` was typed), else the exact bytes.
+ * @param {number} n bytes
+ * @returns {string} e.g. "50 MiB", "12,000 bytes"
+ */
+export function formatSize (n) {
+  return Number.isFinite(n) && n >= 1024 && n % 1024 === 0 ? formatBinaryBytes(n) : `${formatCount(n)} bytes`
+}
+
+/**
  * @param {number} x fraction
  * @param {number} [digits]
  * @returns {string} e.g. "30.4%"

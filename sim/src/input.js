@@ -3,10 +3,15 @@
  * read batch by batch through the session window, which hands finished
  * batches to a sink. It runs in the engines' thread or, with run.js's
  * `inputThread`, in a worker of its own (input-worker.js) feeding the engines
- * through a shared-memory ring, so that reading and replaying overlap.
+ * through a shared-memory ring, so that reading and replaying overlap. With
+ * `sort` a trace's requests are sorted by time (sort-requests.js) before the
+ * window; otherwise the reader refuses a trace out of time order by more
+ * than `orderTolerance` seconds.
  */
-import { SimError } from './errors.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
+import { INPUT_DEFAULTS } from './config.js'
 import { SessionWindow } from './session-window.js'
+import { RequestSorter } from './sort-requests.js'
 import { TraceReader } from './trace-reader.js'
 import { EtsyGenerator } from './synthetic-etsy.js'
 
@@ -14,6 +19,9 @@ import { EtsyGenerator } from './synthetic-etsy.js'
  * @typedef {object} SourceSpec
  * @property {string} [trace] path of a trace file
  * @property {import('./trace-reader.js').TraceFormat} [format]
+ * @property {boolean} [sort] sort the trace by time first (--sort)
+ * @property {number} [orderTolerance] seconds a trace may be out of time order without --sort (--order-tolerance)
+ * @property {number} [sortMemoryBytes] memory for sorting before runs go to disk (--sort-memory)
  * @property {'etsy'} [synthetic]
  * @property {Partial<import('./etsy-params.js').EtsyParams>} [generator] generator parameters
  */
@@ -21,7 +29,7 @@ import { EtsyGenerator } from './synthetic-etsy.js'
 /**
  * @typedef {object} InputSummary
  * @property {Record<string, unknown>} input what was read or generated
- * @property {number} reordered requests whose time went backwards (clamped)
+ * @property {number} reordered requests whose time went backwards, within the tolerance (clamped)
  */
 
 /**
@@ -39,20 +47,56 @@ export async function feedInput (source, config, sink, options = {}) {
   let requests = 0
   /** @type {{ batches: () => Iterable<import('./batch.js').RequestBatch> | AsyncIterable<import('./batch.js').RequestBatch>, progress: () => number, summary: () => Record<string, unknown> }} */
   let reader
-  if (source.trace !== undefined && source.synthetic !== undefined) throw new SimError('MGH_SIM_ERR_NO_INPUT', 'both given')
+  /** @type {RequestSorter | null} */
+  let sorter = null
+  if (source.trace !== undefined && source.synthetic !== undefined) throw new MayghError(ERRORS.MGH_SIM_ERR_NO_INPUT, 'both given')
   if (source.trace !== undefined) {
-    reader = new TraceReader(source.trace, { format: source.format ?? 'auto', assets: config.assets })
+    if (source.sort) sorter = new RequestSorter({ memoryBytes: source.sortMemoryBytes ?? INPUT_DEFAULTS.sortMemoryBytes })
+    reader = new TraceReader(source.trace, {
+      format: source.format ?? 'auto',
+      assets: config.assets,
+      orderTolerance: sorter ? Infinity : source.orderTolerance ?? INPUT_DEFAULTS.orderTolerance
+    })
   } else if (source.synthetic === 'etsy') {
     reader = new EtsyGenerator({ seed: config.seed, ...source.generator })
   } else {
-    throw new SimError('MGH_SIM_ERR_NO_INPUT', source.synthetic === undefined ? undefined : `unknown synthetic trace "${source.synthetic}"; only "etsy"`)
+    throw new MayghError(ERRORS.MGH_SIM_ERR_NO_INPUT, source.synthetic === undefined ? undefined : `unknown synthetic trace "${source.synthetic}"; only "etsy"`)
   }
-  for await (const batch of reader.batches()) {
+  const read = reader
+  const progress = sorter === null ? () => read.progress() : () => /** @type {RequestSorter} */ (sorter).progress(read.progress())
+  /**
+   * Reports progress every batch and lets timers run about every million requests.
+   * @param {number} n requests so far
+   * @param {number} step requests in the last batch
+   */
+  const tick = async (n, step) => {
+    if (onProgress) onProgress(progress(), n)
+    if (yieldToTimers && (n & 0xfffff) < step) await new Promise((resolve) => setImmediate(resolve))
+  }
+  // while the sorter reads, nothing reaches the window: report the reading
+  const batches = sorter === null ? read.batches() : sorter.sorted(ticking(read.batches(), tick))
+  for await (const batch of batches) {
     window.push(batch)
     requests += batch.n
-    if (onProgress) onProgress(reader.progress(), requests)
-    if (yieldToTimers && (requests & 0xfffff) < batch.n) await new Promise((resolve) => setImmediate(resolve))
+    await tick(requests, batch.n)
   }
   window.flush()
-  return { input: reader.summary(), reordered: window.reordered }
+  const input = reader.summary()
+  // sorted, nothing is out of order; the tolerance did not apply
+  if (sorter !== null) Object.assign(input, { orderTolerance: null, sorted: sorter.summary() })
+  return { input, reordered: window.reordered }
+}
+
+/**
+ * @param {Iterable<import('./batch.js').RequestBatch> | AsyncIterable<import('./batch.js').RequestBatch>} batches
+ * @param {(n: number, step: number) => Promise<void>} tick
+ * @returns {AsyncGenerator<import('./batch.js').RequestBatch>}
+ */
+async function * ticking (batches, tick) {
+  let n = 0
+  for await (const b of batches) {
+    yield b
+    n += b.n
+    await tick(n, b.n)
+  }
 }

@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import { pipeline } from 'node:stream'
 import { createGunzip } from 'node:zlib'
-import { SimError } from './errors.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 import { openZipEntry } from './zip-entry.js'
 
 /**
@@ -26,15 +26,15 @@ export async function openTrace (path) {
   let size, magic
   try {
     const st = await stat(path)
-    if (!st.isFile()) throw new SimError('MGH_SIM_ERR_TRACE_OPEN', `${path} is not a file`)
+    if (!st.isFile()) throw new MayghError(ERRORS.MGH_SIM_ERR_TRACE_OPEN, `${path} is not a file`)
     size = st.size
     const fh = await open(path, 'r')
     magic = Buffer.alloc(4)
     await fh.read(magic, 0, 4, 0)
     await fh.close()
   } catch (err) {
-    if (err instanceof SimError) throw err
-    throw new SimError('MGH_SIM_ERR_TRACE_OPEN', `${path}: ${/** @type {Error} */ (err).message}`)
+    if (err instanceof MayghError) throw err
+    throw new MayghError(ERRORS.MGH_SIM_ERR_TRACE_OPEN, `${path}: ${/** @type {Error} */ (err).message}`)
   }
   let read = 0
   const progress = () => (size === 0 ? 1 : Math.min(1, read / size))
@@ -62,7 +62,7 @@ async function * wrapErrors (stream) {
     for await (const chunk of stream) yield /** @type {Buffer} */ (chunk)
   } catch (err) {
     const e = /** @type {NodeJS.ErrnoException} */ (err)
-    if (typeof e.code === 'string' && e.code.startsWith('Z_')) throw new SimError('MGH_SIM_ERR_DECOMPRESS', e.message, { cause: err })
-    throw new SimError('MGH_SIM_ERR_TRACE_OPEN', e.message, { cause: err })
+    if (typeof e.code === 'string' && e.code.startsWith('Z_')) throw new MayghError(ERRORS.MGH_SIM_ERR_DECOMPRESS, e.message, { cause: err })
+    throw new MayghError(ERRORS.MGH_SIM_ERR_TRACE_OPEN, e.message, { cause: err })
   }
 }

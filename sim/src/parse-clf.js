@@ -12,6 +12,14 @@ export class ClfParser {
     this.lastKey = []
     /** epoch seconds at 00:00:00 of the last date, in its zone */
     this.lastDay = 0
+    /** the lines' UTC offset in minutes: undefined before the first line, null once two differ */
+    /** @type {number | null | undefined} */
+    this.zone = undefined
+  }
+
+  /** @returns {number | null} the log's UTC offset in minutes, or null when its lines disagree (or there were none) */
+  utcOffsetMinutes () {
+    return this.zone ?? null
   }
 
   /**
@@ -86,6 +94,9 @@ export class ClfParser {
       if (day < 1 || day > 31 || mon < 0 || year < 1970 || zh < 0 || zm < 0 || sign === 0 ||
           buf[i + 2] !== 47 || buf[i + 6] !== 47 || buf[i + 11] !== 58 || buf[i + 20] !== 32) return -1
       this.lastDay = Date.UTC(year, mon, day) / 1000 - sign * (zh * 3600 + zm * 60)
+      const zone = sign * (zh * 60 + zm)
+      if (this.zone === undefined) this.zone = zone
+      else if (this.zone !== zone) this.zone = null
       key.length = 0
       for (let k = 0; k < 11; k++) key.push(buf[i + k])
       for (let k = 0; k < 5; k++) key.push(buf[i + 21 + k])

@@ -1,10 +1,10 @@
 /**
  * CSV traces with a header naming at least `ts_unix,client,url,status,bytes`
- * (and optionally `method`), in any column order. Fields may be quoted with
+ * (and optionally `method` and `content_type`), in any column order. Fields may be quoted with
  * RFC 4180 rules (`"a,b"`, `""` for a quote). `ts_unix` may have a fraction;
  * an empty or `-` `bytes` reads as 0.
  */
-import { SimError } from './errors.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 import { parseDigits } from './parse-util.js'
 
 const REQUIRED = ['ts_unix', 'client', 'url', 'status', 'bytes']
@@ -14,7 +14,7 @@ export class CsvParser {
   constructor () {
     this.name = 'csv'
     /** column index of each field; -1 when absent */
-    this.col = { ts_unix: -1, client: -1, url: -1, status: -1, bytes: -1, method: -1 }
+    this.col = { ts_unix: -1, client: -1, url: -1, status: -1, bytes: -1, method: -1, content_type: -1 }
     this.columns = 0
     this.haveHeader = false
     /** field bounds of the current line */
@@ -24,6 +24,11 @@ export class CsvParser {
     this.scratch = []
     /** @type {(Uint8Array | null)[]} which buffer each field lives in: null = the line's */
     this.fieldBuf = []
+  }
+
+  /** @returns {null} `ts_unix` is seconds since the epoch: the log carries no UTC offset */
+  utcOffsetMinutes () {
+    return null
   }
 
   /**
@@ -36,9 +41,9 @@ export class CsvParser {
     const names = Buffer.from(buf.buffer, buf.byteOffset + s, e - s).toString('latin1').split(',').map((n) => n.trim().replace(/^"|"$/g, '').toLowerCase())
     for (const key of Object.keys(this.col)) this.col[/** @type {keyof CsvParser['col']} */ (key)] = names.indexOf(key)
     const missing = REQUIRED.filter((k) => this.col[/** @type {keyof CsvParser['col']} */ (k)] === -1)
-    if (missing.length > 0) throw new SimError('MGH_SIM_ERR_CSV_HEADER', `missing ${missing.join(', ')} in "${names.join(',')}"`)
+    if (missing.length > 0) throw new MayghError(ERRORS.MGH_SIM_ERR_CSV_HEADER, `missing ${missing.join(', ')} in "${names.join(',')}"`)
     this.columns = Math.max(...Object.values(this.col)) + 1
-    if (this.columns > this.starts.length) throw new SimError('MGH_SIM_ERR_CSV_HEADER', 'too many columns before the required ones')
+    if (this.columns > this.starts.length) throw new MayghError(ERRORS.MGH_SIM_ERR_CSV_HEADER, 'too many columns before the required ones')
     this.haveHeader = true
   }
 
@@ -79,6 +84,15 @@ export class CsvParser {
       const mb = this.fieldBuf[c.method] ?? buf
       const ms = this.starts[c.method]
       rec.get = this.ends[c.method] - ms === 3 && mb[ms] === 71 && mb[ms + 1] === 69 && mb[ms + 2] === 84
+    }
+    if (c.content_type === -1) {
+      rec.typeStart = rec.typeEnd = 0
+    } else {
+      rec.typeBuf = this.fieldBuf[c.content_type] ?? buf
+      rec.typeStart = this.starts[c.content_type]
+      rec.typeEnd = this.ends[c.content_type]
+      // `-` is how logs write "none"
+      if (rec.typeEnd === rec.typeStart + 1 && rec.typeBuf[rec.typeStart] === 45) rec.typeEnd = rec.typeStart
     }
     return true
   }

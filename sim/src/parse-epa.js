@@ -16,6 +16,12 @@ export class EpaParser {
     this.name = 'epa'
     /** epoch seconds of day 0 of the month, local midnight */
     this.base = Date.UTC(calendar.year, calendar.month - 1, 0) / 1000 - calendar.utcOffsetHours * 3600
+    this.offsetMinutes = calendar.utcOffsetHours * 60
+  }
+
+  /** @returns {number} the log's UTC offset in minutes (implied by the trace: EDT) */
+  utcOffsetMinutes () {
+    return this.offsetMinutes
   }
 
   /**

@@ -25,6 +25,11 @@ export class ParsedLine {
     this.bytes = 0
     /** method is GET (or absent) */
     this.get = true
+    /** the response's content type, when the log has one (CSV `content_type`): bytes [typeStart, typeEnd) of typeBuf; empty if none */
+    /** @type {Uint8Array} */
+    this.typeBuf = this.urlBuf
+    this.typeStart = 0
+    this.typeEnd = 0
   }
 }
 

@@ -7,8 +7,12 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { SimError } from './errors.js'
-import { formatBytes, formatCount, formatPercent, formatRate } from './format.js'
+import { GENERATOR_BYTE_PARAMS, SIM_OPTION_SPECS } from './config.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
+import { formatBytes, formatCount, formatPercent, formatRate, formatSize } from './format.js'
+import { SAMPLING_NOTE, countedText, hourZone, orderText } from './input-facts.js'
+import { chartScript } from './report-charts.js'
+import { valueLabel } from './sweep.js'
 
 /**
  * The Chart.js UMD build's source.
@@ -19,14 +23,14 @@ export async function loadChartJs () {
   try {
     dir = dirname(createRequire(import.meta.url).resolve('chart.js'))
   } catch {
-    throw new SimError('MGH_SIM_ERR_REPORT', 'the chart.js package is not installed (npm install)')
+    throw new MayghError(ERRORS.MGH_SIM_ERR_REPORT, 'the chart.js package is not installed (npm install)')
   }
   for (const name of ['chart.umd.min.js', 'chart.umd.js']) {
     try {
       return await readFile(join(dir, name), 'utf8')
     } catch {}
   }
-  throw new SimError('MGH_SIM_ERR_REPORT', `no UMD build of chart.js in ${dir}`)
+  throw new MayghError(ERRORS.MGH_SIM_ERR_REPORT, `no UMD build of chart.js in ${dir}`)
 }
 
 /**
@@ -38,12 +42,13 @@ function esc (s) {
 }
 
 /**
- * @param {string[]} header
+ * @param {string[] | null} header null: none
  * @param {unknown[][]} rows
+ * @param {string} [cls] `text`: values are words, aligned left
  * @returns {string}
  */
-function table (header, rows) {
-  return `<table><thead><tr>${header.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${
+function table (header, rows, cls = '') {
+  return `<table${cls ? ` class="${cls}"` : ''}>${header ? `<thead><tr>${header.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>` : ''}<tbody>${
     rows.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`
 }
 
@@ -70,7 +75,7 @@ export function renderReport (report, chartJs) {
     ['  of which own store', formatPercent(r.cacheSavings)],
     ['oracle bound (any online holder; no caps, no failures)', formatPercent(r.oracleSavings)],
     [`plug-in baseline (${formatPercent(r.plugin?.adoption ?? 0, 0)} adoption)`, r.plugin ? formatPercent(r.pluginSavings) : 'not run'],
-    ['assets Maygh may serve (share of logged bytes)', share(r.assetBytes)]
+    ['counted: bytes peers could serve (share of logged bytes)', share(r.assetBytes)]
   ])
   const f = r.fairness
   const fairness = table(['measure', 'value'], [
@@ -97,9 +102,9 @@ export function renderReport (report, chartJs) {
     ['store evictions', formatCount(r.store.evictions)],
     ['objects larger than the quota', formatCount(r.store.tooBig)]
   ])
-  const configRows = Object.entries(r.config).map(([k, v]) => [k, String(v)])
-  const inputRows = Object.entries(input).filter(([k]) => k !== 'badExamples' && k !== 'params').map(([k, v]) => [k, typeof v === 'number' ? formatCount(v) : String(v)])
-  if (input.params) for (const [k, v] of Object.entries(input.params)) inputRows.push([`generator ${k}`, String(v)])
+  const zone = hourZone(input)
+  const counted = countedText(r)
+  const order = orderText(r)
   const bad = input.badExamples?.length
     ? `<h2>Bad lines</h2><p>${formatCount(input.badLines)} lines could not be parsed; the first:</p>${table(['line', 'text'], input.badExamples.map((/** @type {any} */ b) => [b.line, b.text]))}`
     : ''
@@ -110,7 +115,8 @@ ${table([s.param, 'savings', 'peers', 'own store', 'oracle', 'peak lookups/s', '
   const data = JSON.stringify({
     hourly: r.hourly,
     lorenz: f.lorenz,
-    sweeps: r.sweeps ?? []
+    sweeps: r.sweeps ?? [],
+    zone
   }).replace(/</g, '\\u003c')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>maygh-sim: ${esc(title)}</title>
@@ -119,13 +125,18 @@ body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;paddi
 table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}
 td:first-child,th:first-child{text-align:left}th{background:#f3f3f3}.chart{position:relative;height:320px;margin:1rem 0 2rem}
 .grid{display:grid;grid-template-columns:1fr 1fr;gap:1.5rem}h1{font-size:1.5rem}.big{font-size:1.3rem}
+table.text td{text-align:left}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.6rem .9rem;margin:1rem 0}ul.facts{padding-left:1.2rem}
 </style></head><body>
 <h1>Maygh replay: ${esc(title)}</h1>
 <p class="big">Visitors' browsers would have served <b>${formatPercent(r.savings)}</b> of the bytes the origin served
 (peers ${formatPercent(r.peerSavings)}, own store ${formatPercent(r.cacheSavings)}); oracle bound ${formatPercent(r.oracleSavings)}${r.plugin ? `; a plug-in at ${formatPercent(r.plugin.adoption, 0)} adoption: ${formatPercent(r.pluginSavings)}` : ''}.</p>
 ${headline}
 ${summary}
+<h2>What was counted</h2>
+<ul class="facts"><li>${esc(counted.counted)}</li><li>${esc(counted.leftOut)}</li>${order ? `<li>${esc(order)}</li>` : ''}</ul>
+${input.kind === 'trace' ? `<p class="note"><b>Sampled logs.</b> ${esc(SAMPLING_NOTE)}</p>` : ''}
 <h2>Over time</h2>
+<p>Hours are shown in ${esc(zone.name)}: ${esc(zone.why)}.</p>
 <div class="chart"><canvas id="bytes"></canvas></div>
 <div class="chart"><canvas id="savings"></canvas></div>
 <div class="chart"><canvas id="load"></canvas></div>
@@ -137,48 +148,71 @@ ${coordinator}
 ${connections}
 ${sweeps ? `<h2>Sensitivity</h2>${sweeps}` : ''}
 <h2>Input</h2>
-${table(['', ''], inputRows)}
+${table(null, inputRows(r, zone), 'text')}
 ${bad}
 <h2>Model configuration</h2>
-${table(['option', 'value'], configRows)}
+${table(['option', 'value'], configRows(r.config))}
 <p>Generated by maygh-sim in ${r.elapsedSeconds.toFixed(1)} s (${formatCount(r.requestsPerSecond)} requests/s).</p>
 <script>${chartJs.replace(/<\/script/gi, '<\\/script')}</script>
 <script type="application/json" id="data">${data}</script>
-<script>
-const D = JSON.parse(document.getElementById('data').textContent)
-const H = D.hourly
-const labels = Array.from({ length: H.hours }, (_, i) => new Date((H.start + i * 3600) * 1000).toISOString().slice(0, 13).replace('T', ' ') + 'h')
-const GB = (a) => a.map((x) => x / 1e9)
-const pct = (a, b) => a.map((x, i) => (b[i] > 0 ? (100 * x) / b[i] : null))
-const common = { responsive: true, maintainAspectRatio: false, animation: false, interaction: { mode: 'index', intersect: false } }
-new Chart(document.getElementById('bytes'), { type: 'line', data: { labels, datasets: [
-  { label: 'origin (GB)', data: GB(H.originBytes), fill: true, borderColor: '#c0392b', backgroundColor: 'rgba(192,57,43,.35)', pointRadius: 0 },
-  { label: 'peers (GB)', data: GB(H.peerBytes), fill: true, borderColor: '#2471a3', backgroundColor: 'rgba(36,113,163,.35)', pointRadius: 0 },
-  { label: 'own store (GB)', data: GB(H.cacheBytes), fill: true, borderColor: '#229954', backgroundColor: 'rgba(34,153,84,.35)', pointRadius: 0 }] },
-  options: { ...common, plugins: { title: { display: true, text: 'Bytes per hour by source (stacked)' } }, scales: { y: { stacked: true, title: { display: true, text: 'GB' } } } } })
-new Chart(document.getElementById('savings'), { type: 'line', data: { labels, datasets: [
-  { label: 'savings %', data: pct(H.bytes.map((b, i) => b - H.originBytes[i]), H.bytes), borderColor: '#2471a3', pointRadius: 0 },
-  { label: 'oracle bound %', data: pct(H.oracleBytes, H.bytes), borderColor: '#7d3c98', borderDash: [4, 3], pointRadius: 0 }] },
-  options: { ...common, plugins: { title: { display: true, text: 'Savings per hour' } }, scales: { y: { min: 0, max: 100, title: { display: true, text: '%' } } } } })
-new Chart(document.getElementById('load'), { type: 'line', data: { labels, datasets: [
-  { label: 'online clients (peak in hour)', data: H.onlinePeak, borderColor: '#229954', pointRadius: 0, yAxisID: 'y' },
-  { label: 'lookups per second (hour mean)', data: H.lookups.map((x) => x / 3600), borderColor: '#ca6f1e', pointRadius: 0, yAxisID: 'y1' },
-  { label: 'updates per second (hour mean)', data: H.updates.map((x) => x / 3600), borderColor: '#7f8c8d', pointRadius: 0, yAxisID: 'y1' }] },
-  options: { ...common, plugins: { title: { display: true, text: 'Online clients and coordinator load' } },
-    scales: { y: { title: { display: true, text: 'clients' } }, y1: { position: 'right', grid: { drawOnChartArea: false }, title: { display: true, text: 'messages/s' } } } } })
-new Chart(document.getElementById('lorenz'), { type: 'line', data: { datasets: [
-  { label: 'upload (Lorenz curve)', data: D.lorenz.map(([x, y]) => ({ x: 100 * x, y: 100 * y })), borderColor: '#2471a3', pointRadius: 0 },
-  { label: 'perfect equality', data: [{ x: 0, y: 0 }, { x: 100, y: 100 }], borderColor: '#aaa', borderDash: [4, 3], pointRadius: 0 }] },
-  options: { ...common, interaction: { mode: 'nearest', intersect: false }, plugins: { title: { display: true, text: 'Share of upload bytes by share of clients' } },
-    scales: { x: { type: 'linear', min: 0, max: 100, title: { display: true, text: '% of clients (least uploading first)' } }, y: { min: 0, max: 100, title: { display: true, text: '% of bytes served' } } } } })
-D.sweeps.forEach((s, i) => new Chart(document.getElementById('sweep' + i), { type: 'line', data: { labels: s.rows.map((r) => r.label), datasets: [
-  { label: 'savings %', data: s.rows.map((r) => 100 * r.savings), borderColor: '#2471a3' },
-  { label: 'peers %', data: s.rows.map((r) => 100 * r.peerSavings), borderColor: '#ca6f1e' },
-  { label: 'oracle %', data: s.rows.map((r) => 100 * r.oracleSavings), borderColor: '#7d3c98', borderDash: [4, 3] }] },
-  options: { ...common, plugins: { title: { display: true, text: 'Savings by ' + s.param } }, scales: { x: { title: { display: true, text: s.param } }, y: { min: 0, max: 100, title: { display: true, text: '%' } } } } }))
-</script>
+<script>${chartScript()}</script>
 </body></html>
 `
+}
+
+const FORMATS = /** @type {Record<string, string>} */ ({ clf: 'Common / Combined Log Format', epa: 'EPA-HTTP (a CLF variant)', csv: 'CSV' })
+
+/**
+ * The Input table: what was read or generated, with labels for people.
+ * @param {Record<string, any>} r the report
+ * @param {{ name: string, why: string }} zone
+ * @returns {string[][]}
+ */
+function inputRows (r, zone) {
+  const input = r.input
+  const hours = ['hours shown in', `${zone.name} (${zone.why})`]
+  if (input.kind !== 'trace') {
+    const rows = [
+      ['generator', 'Etsy-like trace (--synthetic etsy), in time order by construction'],
+      ['requests generated', formatCount(input.requests)],
+      ['clients', formatCount(input.clients)],
+      ['objects requested', formatCount(input.objects)],
+      hours
+    ]
+    for (const [k, v] of Object.entries(input.params ?? {})) {
+      const flag = `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+      rows.push([flag, k === 'start' ? new Date(v * 1000).toISOString().replace('.000Z', ' UTC') : GENERATOR_BYTE_PARAMS.includes(k) ? formatSize(v) : String(v)])
+    }
+    return rows
+  }
+  const compression = input.compression === 'zip' ? `zip (${input.zipEntry} inside)` : input.compression
+  return [
+    ['file', input.file],
+    ['format', FORMATS[input.format] ?? input.format],
+    ['compression', compression],
+    ['lines read', formatCount(input.lines)],
+    ['requests parsed', formatCount(input.parsedRequests)],
+    ['lines that could not be parsed', formatCount(input.badLines)],
+    ['clients (distinct hosts)', formatCount(input.clients)],
+    ['objects (distinct URLs)', formatCount(input.objects)],
+    ['what peers may serve', input.assetRule],
+    ['time order', input.sorted
+      ? `sorted by --sort: ${formatCount(input.sorted.moved)} requests moved`
+      : `${formatCount(r.reorderedRequests)} requests up to ${input.orderTolerance} s out of order (--order-tolerance), replayed at the newest time before them`],
+    hours
+  ]
+}
+
+/**
+ * The model's configuration as the flags read it (`50 MiB`, not 52428800).
+ * @param {Record<string, any>} config
+ * @returns {string[][]}
+ */
+function configRows (config) {
+  return Object.entries(SIM_OPTION_SPECS).map(([key, spec]) => {
+    const v = config[key]
+    return [`--${spec.flag}`, spec.kind === 'assets' ? String(v) : valueLabel(spec, v === 'Infinity' ? Infinity : v)]
+  })
 }
 
 /**
@@ -191,6 +225,6 @@ export async function writeReport (path, report) {
   try {
     await writeFile(path, html)
   } catch (err) {
-    throw new SimError('MGH_SIM_ERR_REPORT', `${path}: ${/** @type {Error} */ (err).message}`)
+    throw new MayghError(ERRORS.MGH_SIM_ERR_REPORT, `${path}: ${/** @type {Error} */ (err).message}`)
   }
 }

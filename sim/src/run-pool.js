@@ -9,7 +9,7 @@
  * overlaps replaying.
  *
  * Progress of all runs is added up into one fraction for the progress bar.
- * The first run that fails stops the others; its SimError is thrown here
+ * The first run that fails stops the others; its MayghError is thrown here
  * with its code and message.
  */
 import { availableParallelism } from 'node:os'

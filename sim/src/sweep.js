@@ -5,7 +5,7 @@
  * go through run-pool.js with the main run, several at once.
  */
 import { SIM_OPTION_SPECS, parseNumber, resolveConfig } from './config.js'
-import { SimError } from './errors.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 import { formatBinaryBytes } from './format.js'
 
 /** @typedef {{ key: keyof import('./config.js').SimConfig, flag: string, kind: string, values: number[] }} SweepSpec */
@@ -17,15 +17,15 @@ import { formatBinaryBytes } from './format.js'
  */
 export function parseSweep (text) {
   const m = /^([a-zA-Z-]+)=(.+)$/.exec(text.trim())
-  if (m === null) throw new SimError('MGH_SIM_ERR_SWEEP', JSON.stringify(text))
+  if (m === null) throw new MayghError(ERRORS.MGH_SIM_ERR_SWEEP, JSON.stringify(text))
   const entry = Object.entries(SIM_OPTION_SPECS).find(([key, spec]) => spec.flag === m[1] || key === m[1])
-  if (entry === undefined || entry[1].kind === 'regex') {
-    const names = Object.values(SIM_OPTION_SPECS).filter((s) => s.kind !== 'regex').map((s) => s.flag)
-    throw new SimError('MGH_SIM_ERR_SWEEP', `"${m[1]}" is not one of ${names.join(', ')}`)
+  if (entry === undefined || entry[1].kind === 'assets') {
+    const names = Object.values(SIM_OPTION_SPECS).filter((s) => s.kind !== 'assets').map((s) => s.flag)
+    throw new MayghError(ERRORS.MGH_SIM_ERR_SWEEP, `"${m[1]}" is not one of ${names.join(', ')}`)
   }
   const [key, spec] = entry
   const values = m[2].split(',').map((v) => parseNumber(spec.flag, v, spec.kind))
-  if (values.length === 0) throw new SimError('MGH_SIM_ERR_SWEEP', `no values for ${m[1]}`)
+  if (values.length === 0) throw new MayghError(ERRORS.MGH_SIM_ERR_SWEEP, `no values for ${m[1]}`)
   return { key: /** @type {SweepSpec['key']} */ (key), flag: spec.flag, kind: spec.kind, values }
 }
 

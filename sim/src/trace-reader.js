@@ -2,17 +2,21 @@
  * Streams a trace file into request batches: opens it (plain, gzip, zip),
  * splits lines across chunk boundaries, recognises the format, parses each
  * line in place, interns clients and URLs to integers, and marks the requests
- * Maygh may serve. Bad lines are counted, with a few examples kept; they never
- * stop a run.
+ * peers could serve (static-assets.js). Bad lines are counted, with a few
+ * examples kept; they never stop a run. A request whose time is more than
+ * `orderTolerance` seconds behind the newest read before it does: the log is
+ * not in time order, and replaying it so would mislead (run with --sort).
  */
-import { FLAG_ASSET, RequestBatch } from './batch.js'
-import { SimError } from './errors.js'
+import { FLAG_ASSET, RequestBatch, growTo } from './batch.js'
+import { INPUT_DEFAULTS, SIM_DEFAULTS } from './config.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 import { ByteInterner } from './interner.js'
 import { openTrace } from './open-trace.js'
 import { ClfParser } from './parse-clf.js'
 import { CsvParser } from './parse-csv.js'
 import { EpaParser } from './parse-epa.js'
 import { ParsedLine } from './parse-util.js'
+import { assetRule, isStaticContentType, isStaticUrl } from './static-assets.js'
 
 /** examples of bad lines kept for the report */
 export const BAD_EXAMPLES = 5
@@ -38,23 +42,33 @@ export function detectFormat (line) {
 export class TraceReader {
   /**
    * @param {string} path
-   * @param {{ format?: TraceFormat, assets?: string }} [options] `assets`: URL regex ('' = all)
+   * @param {{ format?: TraceFormat, assets?: string, orderTolerance?: number }} [options]
+   *   assets: `static`, `all` or a URL regex (config.js); orderTolerance: seconds, Infinity to accept any order
    */
   constructor (path, options = {}) {
     this.path = path
     /** @type {TraceFormat} */
     this.format = options.format ?? 'auto'
-    this.assets = options.assets ? new RegExp(options.assets) : null
+    this.rule = assetRule(options.assets ?? SIM_DEFAULTS.assets)
+    this.orderTolerance = options.orderTolerance ?? INPUT_DEFAULTS.orderTolerance
     /** @type {Parser | null} */
     this.parser = null
     this.clients = new ByteInterner()
     this.urls = new ByteInterner()
     /** per URL id: 0 unknown, 1 asset, 2 not */
     this.assetOf = new Uint8Array(1024)
+    /** content types seen (a few dozen), and the same cache per type id */
+    this.types = new ByteInterner()
+    this.assetOfType = new Uint8Array(64)
     this.rec = new ParsedLine()
     this.lines = 0
     this.requests = 0
     this.badLines = 0
+    /** the newest request time read so far, and its line */
+    this.newest = -Infinity
+    this.newestLine = 0
+    /** counted: requests peers could serve; notServable: not a 200 GET with a body; notAsset: the rest */
+    this.counts = { counted: { requests: 0, bytes: 0 }, notServable: { requests: 0, bytes: 0 }, notAsset: { requests: 0, bytes: 0 } }
     /** @type {{ line: number, text: string }[]} */
     this.badExamples = []
     /** @type {Buffer | null} */
@@ -87,7 +101,7 @@ export class TraceReader {
     if (this.batch.n > 0) this.ready.push(this.batch)
     while (this.ready.length > 0) yield /** @type {RequestBatch} */ (this.ready.shift())
     if (this.requests === 0) {
-      throw new SimError('MGH_SIM_ERR_EMPTY', `${this.path}: ${this.lines} lines, ${this.badLines} bad${this.badExamples.length ? `; first: ${JSON.stringify(this.badExamples[0].text)}` : ''}`)
+      throw new MayghError(ERRORS.MGH_SIM_ERR_EMPTY, `${this.path}: ${this.lines} lines, ${this.badLines} bad${this.badExamples.length ? `; first: ${JSON.stringify(this.badExamples[0].text)}` : ''}`)
     }
   }
 
@@ -131,7 +145,7 @@ export class TraceReader {
     if (parser === null) {
       const text = buf.toString('latin1', s, Math.min(e, s + 4096))
       const format = detectFormat(text)
-      if (format === null) throw new SimError('MGH_SIM_ERR_FORMAT', `first line of ${this.path}: ${JSON.stringify(text.slice(0, 120))}`)
+      if (format === null) throw new MayghError(ERRORS.MGH_SIM_ERR_FORMAT, `first line of ${this.path}: ${JSON.stringify(text.slice(0, 120))}`)
       this.format = format
       parser = this.parser = makeParser(format)
     }
@@ -144,11 +158,26 @@ export class TraceReader {
       this.bad(buf, s, e)
       return
     }
+    if (rec.ts >= this.newest) {
+      this.newest = rec.ts
+      this.newestLine = this.lines
+    } else if (this.newest - rec.ts > this.orderTolerance) {
+      this.unsorted(buf, s, e)
+    }
     this.requests++
     const client = this.clients.intern(rec.hostBuf, rec.hostStart, rec.hostEnd)
     const url = this.urls.intern(rec.urlBuf, rec.urlStart, rec.urlEnd)
     let flags = 0
-    if (rec.status === 200 && rec.get && rec.bytes > 0 && this.isAsset(url)) flags = FLAG_ASSET
+    let kind = this.counts.notServable
+    if (rec.status === 200 && rec.get && rec.bytes > 0) {
+      kind = this.counts.notAsset
+      if (rec.typeEnd > rec.typeStart && this.rule.kind === 'static' ? this.isAssetType(rec) : this.isAsset(url)) {
+        flags = FLAG_ASSET
+        kind = this.counts.counted
+      }
+    }
+    kind.requests++
+    kind.bytes += rec.bytes
     const batch = this.batch
     batch.push(rec.ts, client, url, rec.bytes, flags)
     if (batch.full()) {
@@ -159,17 +188,45 @@ export class TraceReader {
 
   /**
    * @param {number} url
-   * @returns {boolean} whether Maygh may serve this URL
+   * @returns {boolean} whether peers may serve this URL (decided once per URL)
    */
   isAsset (url) {
-    if (this.assets === null) return true
-    if (url >= this.assetOf.length) {
-      const next = new Uint8Array(Math.max(url + 1, this.assetOf.length * 2))
-      next.set(this.assetOf)
-      this.assetOf = next
+    const rule = this.rule
+    if (rule.kind === 'all') return true
+    if (url >= this.assetOf.length) this.assetOf = growTo(this.assetOf, url + 1)
+    if (this.assetOf[url] === 0) {
+      const text = this.urls.string(url)
+      this.assetOf[url] = (rule.regex === null ? isStaticUrl(text) : rule.regex.test(text)) ? 1 : 2
     }
-    if (this.assetOf[url] === 0) this.assetOf[url] = this.assets.test(this.urls.string(url)) ? 1 : 2
     return this.assetOf[url] === 1
+  }
+
+  /**
+   * A request whose log line names its content type, under the default rule:
+   * the type decides (the server's own word beats the URL's extension).
+   * @param {ParsedLine} rec
+   * @returns {boolean}
+   */
+  isAssetType (rec) {
+    const type = this.types.intern(rec.typeBuf, rec.typeStart, rec.typeEnd)
+    if (type >= this.assetOfType.length) this.assetOfType = growTo(this.assetOfType, type + 1)
+    if (this.assetOfType[type] === 0) this.assetOfType[type] = isStaticContentType(this.types.string(type)) ? 1 : 2
+    return this.assetOfType[type] === 1
+  }
+
+  /**
+   * Stops the run at the first request too far out of time order.
+   * @param {Buffer} buf
+   * @param {number} s
+   * @param {number} e
+   * @returns {never}
+   */
+  unsorted (buf, s, e) {
+    const t = this.rec.ts
+    const iso = (/** @type {number} */ x) => new Date(x * 1000).toISOString().replace('T', ' ').replace('.000Z', ' UTC')
+    throw new MayghError(ERRORS.MGH_SIM_ERR_UNSORTED, `${this.path} line ${this.lines} (${JSON.stringify(buf.toString('latin1', s, Math.min(e, s + 120)))}): ` +
+      `its time, ${iso(t)}, is ${formatSeconds(this.newest - t)} before the newest time read so far, ${iso(this.newest)} (line ${this.newestLine}); ` +
+      `--order-tolerance is ${formatSeconds(this.orderTolerance)}. Run with --sort to sort the input by time`)
   }
 
   /**
@@ -184,22 +241,40 @@ export class TraceReader {
     }
   }
 
-  /** @returns {object} what the run report says about the input */
+  /** @returns {Record<string, unknown>} what the run report says about the input */
   summary () {
+    const c = this.counts
     return {
       kind: 'trace',
       file: this.path,
       format: this.format,
       compression: this.opened?.compression ?? 'none',
-      zipEntry: this.opened?.entry ?? null,
+      ...(this.opened?.entry ? { zipEntry: this.opened.entry } : {}),
       lines: this.lines,
       parsedRequests: this.requests,
       badLines: this.badLines,
       badExamples: this.badExamples,
       clients: this.clients.size,
-      objects: this.urls.size
+      objects: this.urls.size,
+      // the log's own UTC offset, when it has one (CLF lines that agree, EPA's implied EDT); null: UTC
+      utcOffsetMinutes: this.parser?.utcOffsetMinutes() ?? null,
+      orderTolerance: this.orderTolerance,
+      // what peers could serve, and why the rest was left to the origin (the engine counts what was counted)
+      assetRule: this.rule.describe,
+      leftOut: { notServable: { ...c.notServable }, notAsset: { ...c.notAsset } }
     }
   }
+}
+
+/**
+ * @param {number} s seconds
+ * @returns {string} e.g. "8 s", "1 h 2 min"
+ */
+function formatSeconds (s) {
+  if (s === Infinity) return 'inf'
+  if (s < 120) return `${Number(s.toFixed(3))} s`
+  if (s < 7200) return `${Math.round(s / 60)} min`
+  return `${(s / 3600).toFixed(1)} h`
 }
 
 /**
@@ -210,5 +285,5 @@ function makeParser (format) {
   if (format === 'clf') return new ClfParser()
   if (format === 'epa') return new EpaParser()
   if (format === 'csv') return new CsvParser()
-  throw new SimError('MGH_SIM_ERR_BAD_VALUE', `--format ${format} is not one of auto, clf, epa, csv`)
+  throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--format ${format} is not one of auto, clf, epa, csv`)
 }

@@ -1,12 +1,12 @@
 /**
  * How the simulator's worker threads answer their parent: any number of
  * `{ type: 'progress', … }` messages, then one `{ type: 'result', result }` or
- * one `{ type: 'error', … }`. A SimError crosses with its code and message
+ * one `{ type: 'error', … }`. A MayghError crosses with its code and message
  * intact; anything else with its stack. run-worker.js and input-worker.js
  * answer this way; run-pool.js and input-thread.js wait for the answer.
  */
 import { parentPort } from 'node:worker_threads'
-import { SIM_ERRORS, SimError } from './errors.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 
 /**
  * Worker side: runs `work` and posts its result, or the error it threw.
@@ -46,7 +46,7 @@ export function workerResult (worker, onProgress) {
  * @returns {{ type: 'error', code?: string, message: string, stack?: string }}
  */
 function errorMessage (err) {
-  if (err instanceof SimError) return { type: 'error', code: err.code, message: err.message }
+  if (err instanceof MayghError) return { type: 'error', code: err.code, message: err.message }
   const e = /** @type {Error} */ (err)
   return { type: 'error', message: String(e?.message ?? err), stack: e?.stack }
 }
@@ -56,8 +56,8 @@ function errorMessage (err) {
  * @returns {Error}
  */
 function reviveError (msg) {
-  if (msg.code !== undefined && msg.code in SIM_ERRORS) {
-    const err = new SimError(/** @type {keyof typeof SIM_ERRORS} */ (msg.code))
+  if (msg.code !== undefined && Object.hasOwn(ERRORS, msg.code)) {
+    const err = new MayghError(ERRORS[/** @type {keyof typeof ERRORS} */ (msg.code)])
     err.message = msg.message
     return err
   }

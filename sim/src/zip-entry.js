@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { Readable, pipeline } from 'node:stream'
 import { createInflateRaw } from 'node:zlib'
-import { SimError } from './errors.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 
 const EOCD_SIG = 0x06054b50
 const CEN_SIG = 0x02014b50
@@ -30,19 +30,19 @@ export async function listZip (fh, fileSize) {
   await fh.read(tail, 0, tailLen, fileSize - tailLen)
   let at = -1
   for (let i = tailLen - 22; i >= 0; i--) if (tail.readUInt32LE(i) === EOCD_SIG) { at = i; break }
-  if (at === -1) throw new SimError('MGH_SIM_ERR_ZIP', 'no end-of-central-directory record')
+  if (at === -1) throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, 'no end-of-central-directory record')
   const count = tail.readUInt16LE(at + 10)
   const cdSize = tail.readUInt32LE(at + 12)
   const cdOffset = tail.readUInt32LE(at + 16)
-  if (count === 0xffff || cdOffset === 0xffffffff) throw new SimError('MGH_SIM_ERR_ZIP', 'zip64 archives are not supported; unzip it first')
-  if (cdOffset + cdSize > fileSize) throw new SimError('MGH_SIM_ERR_ZIP', 'central directory past the end of the file')
+  if (count === 0xffff || cdOffset === 0xffffffff) throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, 'zip64 archives are not supported; unzip it first')
+  if (cdOffset + cdSize > fileSize) throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, 'central directory past the end of the file')
   const cd = Buffer.alloc(cdSize)
   await fh.read(cd, 0, cdSize, cdOffset)
   /** @type {ZipEntry[]} */
   const entries = []
   let p = 0
   for (let i = 0; i < count; i++) {
-    if (p + 46 > cd.length || cd.readUInt32LE(p) !== CEN_SIG) throw new SimError('MGH_SIM_ERR_ZIP', 'damaged central directory')
+    if (p + 46 > cd.length || cd.readUInt32LE(p) !== CEN_SIG) throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, 'damaged central directory')
     const nameLen = cd.readUInt16LE(p + 28)
     const entry = {
       name: cd.toString('utf8', p + 46, p + 46 + nameLen),
@@ -71,15 +71,15 @@ export async function openZipEntry (path, fileSize, onRead) {
   try {
     const entries = await listZip(fh, fileSize)
     if (entries.length !== 1) {
-      throw new SimError('MGH_SIM_ERR_ZIP', `expected one file in the archive, found ${entries.length}: ${entries.slice(0, 5).map((e) => e.name).join(', ')}`)
+      throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, `expected one file in the archive, found ${entries.length}: ${entries.slice(0, 5).map((e) => e.name).join(', ')}`)
     }
     entry = entries[0]
-    if (entry.flags & 1) throw new SimError('MGH_SIM_ERR_ZIP', `${entry.name} is encrypted`)
-    if (entry.method !== 0 && entry.method !== 8) throw new SimError('MGH_SIM_ERR_ZIP', `${entry.name} uses compression method ${entry.method}; only deflate and stored are supported`)
-    if (entry.compressedSize === 0xffffffff || entry.size === 0xffffffff) throw new SimError('MGH_SIM_ERR_ZIP', 'zip64 entries are not supported; unzip it first')
+    if (entry.flags & 1) throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, `${entry.name} is encrypted`)
+    if (entry.method !== 0 && entry.method !== 8) throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, `${entry.name} uses compression method ${entry.method}; only deflate and stored are supported`)
+    if (entry.compressedSize === 0xffffffff || entry.size === 0xffffffff) throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, 'zip64 entries are not supported; unzip it first')
     const loc = Buffer.alloc(30)
     await fh.read(loc, 0, 30, entry.localOffset)
-    if (loc.readUInt32LE(0) !== LOC_SIG) throw new SimError('MGH_SIM_ERR_ZIP', 'damaged local file header')
+    if (loc.readUInt32LE(0) !== LOC_SIG) throw new MayghError(ERRORS.MGH_SIM_ERR_ZIP, 'damaged local file header')
     dataStart = entry.localOffset + 30 + loc.readUInt16LE(26) + loc.readUInt16LE(28)
   } finally {
     await fh.close()

@@ -141,7 +141,7 @@ test('the progress bar draws only on a terminal, and erases itself', () => {
   bar.update(0.5, 1_000_000)
   bar.draw()
   bar.done()
-  assert.match(written[0], /^\r.*\[#+\.+\]  50% 1\.0M req/)
+  assert.match(written[0], /^\r.*\[#+\.+\] {2}50% 1\.0M req/)
   assert.equal(written[1], '\r\x1b[K')
   const pipe = /** @type {any} */ ({ isTTY: false, write: (/** @type {string} */ s) => written.push(s) })
   const quiet = new ProgressBar(pipe, { delayMs: 0 })

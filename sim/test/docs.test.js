@@ -1,16 +1,11 @@
-// docs/simulator.md documents every error code, every flag and every default.
+// docs/simulator.md documents every flag and every default (its error codes: protocol/test/errors.test.js).
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { test } from 'node:test'
-import { SIM_DEFAULTS, SIM_OPTION_SPECS } from '../src/config.js'
-import { SIM_ERRORS } from '../src/errors.js'
+import { INPUT_DEFAULTS, SIM_DEFAULTS, SIM_OPTION_SPECS } from '../src/config.js'
 import { ETSY_DEFAULTS } from '../src/etsy-params.js'
 
 const doc = await readFile(new URL('../../docs/simulator.md', import.meta.url), 'utf8')
-
-test('every error code is documented', () => {
-  for (const code of Object.keys(SIM_ERRORS)) assert.ok(doc.includes(`\`${code}\``), `${code} missing from docs/simulator.md`)
-})
 
 test('every model flag is documented with its default', () => {
   for (const [key, spec] of Object.entries(SIM_OPTION_SPECS)) {
@@ -19,6 +14,23 @@ test('every model flag is documented with its default', () => {
     const def = /** @type {any} */ (SIM_DEFAULTS)[key]
     const shown = def === Infinity ? 'inf' : def === '' ? "''" : key === 'quotaBytes' ? '50m' : key === 'uploadBurst' ? '4m' : String(def)
     assert.ok(row.includes(`\`${shown}\``), `--${spec.flag}: default ${shown} not in "${row}"`)
+  }
+})
+
+test('the input flags are documented with their defaults', () => {
+  const rowOf = (/** @type {string} */ flag) => doc.split('\n').find((line) => line.startsWith(`| \`--${flag}`))
+  assert.ok(doc.includes('\n| `--sort` | off |'), '--sort has no row')
+  assert.ok(rowOf('order-tolerance')?.includes(`\`${INPUT_DEFAULTS.orderTolerance}\``), '--order-tolerance and its default')
+  assert.equal(INPUT_DEFAULTS.sortMemoryBytes, 512 * 1024 * 1024, 'the docs say 512m')
+  assert.ok(rowOf('sort-memory')?.includes('`512m`'), '--sort-memory and its default')
+})
+
+test('every static-asset extension is listed in the docs', async () => {
+  const { STATIC_EXTENSIONS } = await import('../src/static-assets.js')
+  for (const [kind, list] of Object.entries(STATIC_EXTENSIONS)) {
+    const row = doc.split('\n').find((line) => line.startsWith(`| ${kind} |`))
+    assert.ok(row, `no row for ${kind}`)
+    assert.deepEqual(/** @type {string} */ (row).split('`')[1].split(' '), list, kind)
   }
 })
 

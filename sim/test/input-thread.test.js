@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { resolveConfig } from '../src/config.js'
-import { SimError } from '../src/errors.js'
+import { MayghError } from '../../protocol/index.js'
 import { feedInput } from '../src/input.js'
 import { feedInputThreaded } from '../src/input-thread.js'
 import { runSimulation } from '../src/run.js'
@@ -53,7 +53,7 @@ test('a whole run with the input in a worker gives the same result', { skip: ski
   }
 })
 
-test('input errors in the worker come back as coded SimErrors', async () => {
+test('input errors in the worker come back as coded MayghErrors', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-input-thread-'))
   try {
     const csv = join(dir, 'bad.csv')
@@ -65,7 +65,7 @@ test('input errors in the worker come back as coded SimErrors', async () => {
       [{ trace: csv, format: 'csv' }, 'MGH_SIM_ERR_CSV_HEADER'],
       [{ trace: empty, format: 'clf' }, 'MGH_SIM_ERR_EMPTY']
     ])) {
-      await assert.rejects(feedInputThreaded(source, config, () => {}), (/** @type {any} */ err) => err instanceof SimError && err.code === code)
+      await assert.rejects(feedInputThreaded(source, config, () => {}), (/** @type {any} */ err) => err instanceof MayghError && err.code === code)
     }
   } finally {
     await rm(dir, { recursive: true, force: true })

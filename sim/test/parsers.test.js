@@ -20,12 +20,14 @@ before(async () => { dir = await mkdtemp(join(tmpdir(), 'maygh-sim-')) })
 after(async () => { await rm(dir, { recursive: true, force: true }) })
 
 /**
- * Reads a whole trace into plain arrays.
+ * Reads a whole trace into plain arrays. These tests are about parsing: by
+ * default every successful GET counts and any time order is accepted
+ * (order.test.js and assets.test.js test those).
  * @param {string} path
  * @param {object} [options]
  */
 async function readAll (path, options) {
-  const reader = new TraceReader(path, options)
+  const reader = new TraceReader(path, { assets: 'all', orderTolerance: Infinity, ...options })
   /** @type {{ ts: number[], client: number[], object: number[], bytes: number[], flags: number[] }} */
   const out = { ts: [], client: [], object: [], bytes: [], flags: [] }
   for await (const b of reader.batches()) {
@@ -113,7 +115,7 @@ test('CLF and Combined lines parse; bad lines are counted with examples, never f
   const path = join(dir, 'access.log')
   await writeFile(path, CLF.join('\r\n') + '10.0.0.6 - - [10/Oct/2000:13:55:40 +0000] "GET /last HTTP/1.1" 200 7')
   const { reader, ts, bytes, flags, client, object } = await readAll(path)
-  const s = reader.summary()
+  const s = /** @type {{ format: string, parsedRequests: number, badLines: number, badExamples: { line: number, text: string }[], clients: number, objects: number }} */ (reader.summary())
   assert.equal(s.format, 'clf')
   assert.equal(s.parsedRequests, 8)
   assert.equal(s.badLines, 2)
@@ -191,6 +193,21 @@ test('the --assets pattern limits what Maygh may serve', async () => {
   await writeFile(path, CLF.join('\n'))
   const { flags } = await readAll(path, { assets: '\\.gif$' })
   assert.deepEqual(flags, [0, 0, 0, FLAG_ASSET, 0, 0, 0])
+})
+
+test('the time zone: CLF lines that agree give theirs, EPA its implied EDT, CSV and mixed CLF none (UTC)', async () => {
+  const one = join(dir, 'zone.log')
+  await writeFile(one, CLF.slice(0, 3).join('\n'))
+  assert.equal((await readAll(one)).reader.summary().utcOffsetMinutes, -240)
+  const mixed = join(dir, 'mixed.log')
+  await writeFile(mixed, CLF.join('\n'))
+  assert.equal((await readAll(mixed)).reader.summary().utcOffsetMinutes, null)
+  const epa = join(dir, 'zone.epa')
+  await writeFile(epa, '141.243.1.172 [29:23:53:25] "GET /Software.html HTTP/1.0" 200 1497\n')
+  assert.equal((await readAll(epa)).reader.summary().utcOffsetMinutes, -240)
+  const csv = join(dir, 'zone.csv')
+  await writeFile(csv, 'ts_unix,client,url,status,bytes\n1,a,/x.gif,200,5\n')
+  assert.equal((await readAll(csv)).reader.summary().utcOffsetMinutes, null)
 })
 
 test('lines split across read chunks are joined', () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { resolveConfig } from '../src/config.js'
-import { SimError } from '../src/errors.js'
+import { MayghError } from '../../protocol/index.js'
 import { runJobs } from '../src/run-pool.js'
 import { parseSweep, sweepJobs, sweepTable } from '../src/sweep.js'
 
@@ -36,12 +36,12 @@ test('runs in workers give exactly the results of runs in this thread, in the jo
   assert.ok(table.rows[0].savings <= table.rows[2].savings)
 })
 
-test('a run that fails in a worker throws its SimError here, code and message intact', async () => {
+test('a run that fails in a worker throws its MayghError here, code and message intact', async () => {
   const config = resolveConfig({})
   const missing = { trace: '/nonexistent/access.log' }
   await assert.rejects(
     runJobs([{ source: SOURCE, config }, { source: missing, config }, { source: missing, config }], { parallel: 2 }),
-    (/** @type {any} */ err) => err instanceof SimError && err.code === 'MGH_SIM_ERR_TRACE_OPEN' && /\/nonexistent\/access\.log/.test(err.message)
+    (/** @type {any} */ err) => err instanceof MayghError && err.code === 'MGH_SIM_ERR_TRACE_OPEN' && /\/nonexistent\/access\.log/.test(err.message)
   )
 })
 

@@ -1,0 +1,107 @@
+/**
+ * Which requests peers could serve. The Maygh client serves only a page's
+ * named static assets (images, CSS, JS, fonts, media), never its HTML pages
+ * or CGI output, so by default a log's request counts only when its URL's
+ * extension, or the content type the log gives for it, says it is one of
+ * those. `--assets all` counts every successful GET; any other `--assets`
+ * value is a regular expression over the URL. The lists below are the one
+ * place the extensions and content types are written (docs/simulator.md,
+ * "What peers may serve", prints them).
+ */
+
+/** Extensions (lower case, without the dot) of static assets, by kind. */
+export const STATIC_EXTENSIONS = Object.freeze({
+  // xbm: the X bitmaps 1990s pages inlined as icons (the EPA log has 912)
+  images: Object.freeze(['gif', 'jpg', 'jpeg', 'jpe', 'png', 'apng', 'webp', 'avif', 'jxl', 'svg', 'ico', 'bmp', 'tif', 'tiff', 'xbm']),
+  styles: Object.freeze(['css']),
+  scripts: Object.freeze(['js', 'mjs']),
+  fonts: Object.freeze(['woff', 'woff2', 'ttf', 'otf', 'eot']),
+  // au: the 1990s web's audio clips
+  media: Object.freeze(['mp4', 'm4v', 'webm', 'ogv', 'mov', 'avi', 'mpg', 'mpeg', 'mp3', 'm4a', 'aac', 'oga', 'ogg', 'opus', 'flac', 'wav', 'au'])
+})
+
+/** Content types of static assets: whole families (`image/`) or exact types. */
+export const STATIC_CONTENT_TYPES = Object.freeze({
+  families: Object.freeze(['image/', 'font/', 'audio/', 'video/']),
+  types: Object.freeze(['text/css', 'text/javascript', 'application/javascript', 'application/x-javascript', 'application/ecmascript',
+    'application/font-woff', 'application/x-font-woff', 'application/x-font-ttf', 'application/x-font-otf', 'application/font-sfnt',
+    'application/vnd.ms-fontobject'])
+})
+
+const EXTENSIONS = new Set(Object.values(STATIC_EXTENSIONS).flat())
+
+/**
+ * @param {string} url a log's URL: a path, perhaps with a query, or absolute
+ * @returns {string} its last path segment's extension, lower case ('' if none)
+ */
+export function urlExtension (url) {
+  let end = url.length
+  const q = url.search(/[?#;]/)
+  if (q !== -1) end = q
+  const slash = url.lastIndexOf('/', end - 1)
+  const dot = url.lastIndexOf('.', end - 1)
+  if (dot <= slash) return ''
+  return url.slice(dot + 1, end).toLowerCase()
+}
+
+/**
+ * @param {string} url
+ * @returns {boolean} whether the URL's extension is a static asset's (case and query string ignored)
+ */
+export function isStaticUrl (url) {
+  return EXTENSIONS.has(urlExtension(url))
+}
+
+/**
+ * @param {string} contentType e.g. `image/png`, `text/css; charset=utf-8`
+ * @returns {boolean} whether it is a static asset's content type
+ */
+export function isStaticContentType (contentType) {
+  const semi = contentType.indexOf(';')
+  const type = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase()
+  return STATIC_CONTENT_TYPES.families.some((f) => type.startsWith(f)) || STATIC_CONTENT_TYPES.types.includes(type)
+}
+
+/**
+ * @typedef {object} AssetRule how `--assets` reads
+ * @property {'static' | 'all' | 'regex'} kind
+ * @property {RegExp | null} regex for kind 'regex'
+ * @property {string} describe for people: what counts
+ */
+
+/**
+ * Reads an `--assets` value: `static` (the default), `all`, or a regular
+ * expression. The caller has validated it (config.js).
+ * @param {string} assets
+ * @returns {AssetRule}
+ */
+export function assetRule (assets) {
+  if (assets === 'static') return { kind: 'static', regex: null, describe: 'static assets (images, CSS, JS, fonts, media) by extension or content type' }
+  if (assets === 'all') return { kind: 'all', regex: null, describe: 'every successful GET (--assets all)' }
+  return { kind: 'regex', regex: new RegExp(assets), describe: `URLs matching --assets ${assets}` }
+}
+
+/**
+ * @typedef {{ requests: number, bytes: number }} Tally
+ * @typedef {{ rule: string } & Tally} Counted requests counted as ones peers could serve
+ * @typedef {Tally & { notServable: Tally, notAsset: Tally }} LeftOut requests left to the origin, and why
+ */
+
+/**
+ * Which requests were counted as ones peers could serve, and which were left
+ * to the origin, in requests and bytes. Every request stays in the totals:
+ * savings are measured against all the bytes the log says the origin sent.
+ * @param {Record<string, any>} report what toReport (run.js) returns
+ * @returns {{ counted: Counted, leftOut: LeftOut }}
+ */
+export function countedAndLeftOut (report) {
+  const input = report.input ?? {}
+  const left = { requests: report.requests - report.assetRequests, bytes: report.bytes - report.assetBytes }
+  // the trace reader knows why each request was left out; the generator writes only assets
+  const why = input.leftOut ?? { notServable: left, notAsset: { requests: 0, bytes: 0 } }
+  const rule = input.kind === 'synthetic' ? 'static assets (the generator writes only images, CSS and JS)' : input.assetRule ?? ''
+  return {
+    counted: { rule, requests: report.assetRequests, bytes: report.assetBytes },
+    leftOut: { ...left, notServable: why.notServable, notAsset: why.notAsset }
+  }
+}

@@ -1,0 +1,130 @@
+// What peers may serve: static assets by extension or content type by default, `--assets all`,
+// a regex; what was counted and left out, in requests and bytes, in the JSON and the summary.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { FLAG_ASSET } from '../src/batch.js'
+import { resolveConfig } from '../src/config.js'
+import { isStaticContentType, isStaticUrl, urlExtension } from '../src/static-assets.js'
+import { TraceReader } from '../src/trace-reader.js'
+
+const BIN = fileURLToPath(new URL('../bin/maygh-sim.js', import.meta.url))
+const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))
+const skipTraces = existsSync(EPA) ? false : `shared traces not found at ${EPA}`
+
+/**
+ * @param {string[]} args
+ * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
+ */
+function run (args) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, '--no-progress', ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? /** @type {any} */ (err).code : 0, stdout, stderr })
+    })
+  })
+}
+
+/** @type {string} */
+let dir
+before(async () => { dir = await mkdtemp(join(tmpdir(), 'maygh-sim-assets-')) })
+after(async () => { await rm(dir, { recursive: true, force: true }) })
+
+/**
+ * @param {string} path
+ * @param {object} [options]
+ * @returns {Promise<{ reader: TraceReader, flags: number[] }>}
+ */
+async function flagsOf (path, options) {
+  const reader = new TraceReader(path, options)
+  const flags = []
+  for await (const b of reader.batches()) for (let i = 0; i < b.n; i++) flags.push(b.flags[i])
+  return { reader, flags }
+}
+
+test('extensions: case ignored, query string and fragment ignored, only the last segment counts', () => {
+  for (const url of ['/a/B.GIF', '/img/x.jpg?v=3', '/s/site.CSS', '/app.js#top', '/f/font.woff2', '/x.svg;jsessionid=1', 'http://h.example/clip.mp4', '/icons/blank.xbm']) {
+    assert.ok(isStaticUrl(url), url)
+  }
+  for (const url of ['/', '/index.html', '/cgi-bin/search.pl', '/dir.v2/', '/data.json', '/doc.pdf', '/page?f=x.gif', '/Region5/']) {
+    assert.ok(!isStaticUrl(url), url)
+  }
+  assert.equal(urlExtension('/a.b/c.PNG?x=1'), 'png')
+  assert.equal(urlExtension('/a.b/c'), '')
+})
+
+test('content types', () => {
+  for (const t of ['image/png', 'IMAGE/SVG+XML', 'text/css; charset=utf-8', 'text/javascript', 'application/javascript', 'font/woff2', 'video/mp4', 'audio/mpeg']) {
+    assert.ok(isStaticContentType(t), t)
+  }
+  for (const t of ['text/html', 'application/json', 'text/plain', 'application/pdf', '']) assert.ok(!isStaticContentType(t), t)
+})
+
+const LOG = [
+  '10.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /index.html HTTP/1.0" 200 1000',
+  '10.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /img/Logo.GIF?v=2 HTTP/1.0" 200 2000',
+  '10.0.0.1 - - [10/Oct/2000:13:55:37 +0000] "GET /cgi-bin/find?q=a.gif HTTP/1.0" 200 400',
+  '10.0.0.2 - - [10/Oct/2000:13:55:38 +0000] "GET /img/Logo.GIF?v=2 HTTP/1.0" 304 0',
+  '10.0.0.2 - - [10/Oct/2000:13:55:39 +0000] "GET /site.css HTTP/1.0" 404 300',
+  '10.0.0.2 - - [10/Oct/2000:13:55:40 +0000] "GET /site.css HTTP/1.0" 200 700'
+].join('\n')
+
+test('by default only static assets count; --assets all and a regex override', async () => {
+  const path = join(dir, 'mixed.log')
+  await writeFile(path, LOG)
+  const byDefault = await flagsOf(path)
+  assert.deepEqual(byDefault.flags, [0, FLAG_ASSET, 0, 0, 0, FLAG_ASSET])
+  assert.deepEqual(byDefault.reader.summary().leftOut, { notServable: { requests: 2, bytes: 300 }, notAsset: { requests: 2, bytes: 1400 } })
+  assert.deepEqual((await flagsOf(path, { assets: 'all' })).flags, [FLAG_ASSET, FLAG_ASSET, FLAG_ASSET, 0, 0, FLAG_ASSET])
+  assert.deepEqual((await flagsOf(path, { assets: '^/cgi-bin/' })).flags, [0, 0, FLAG_ASSET, 0, 0, 0])
+  assert.throws(() => resolveConfig({ assets: '' }), { code: 'MGH_SIM_ERR_BAD_VALUE', message: /--assets all/ })
+  assert.throws(() => resolveConfig({ assets: '(' }), { code: 'MGH_SIM_ERR_BAD_VALUE' })
+})
+
+test('a CSV content_type decides where the log gives one; `-` or empty falls back to the extension', async () => {
+  const path = join(dir, 'typed.csv')
+  await writeFile(path, [
+    'ts_unix,client,url,status,bytes,content_type',
+    '1,a,/photo?id=3,200,500,image/jpeg',
+    '2,a,/x.gif,200,500,text/html; charset=utf-8',
+    '3,b,/y.gif,200,500,-',
+    '4,b,/page,200,500,',
+    '5,b,/app.js,200,500,"text/javascript"'
+  ].join('\n'))
+  assert.deepEqual((await flagsOf(path)).flags, [FLAG_ASSET, 0, FLAG_ASSET, 0, FLAG_ASSET])
+  // a rule other than the default is about URLs: the content type is not consulted
+  assert.deepEqual((await flagsOf(path, { assets: '\\.gif$' })).flags, [0, FLAG_ASSET, FLAG_ASSET, 0, 0])
+})
+
+test('the JSON and the summary say what was counted and what was left out', async () => {
+  const path = join(dir, 'mixed.log')
+  await writeFile(path, LOG)
+  const { code, stdout } = await run(['--trace', path, '--json'])
+  assert.equal(code, 0)
+  const r = JSON.parse(stdout)
+  assert.deepEqual(r.counted, { rule: 'static assets (images, CSS, JS, fonts, media) by extension or content type', requests: 2, bytes: 2700 })
+  assert.deepEqual(r.leftOut, { requests: 4, bytes: 1700, notServable: { requests: 2, bytes: 300 }, notAsset: { requests: 2, bytes: 1400 } })
+  assert.equal(r.counted.requests + r.leftOut.requests, r.requests)
+  assert.equal(r.counted.bytes + r.leftOut.bytes, r.bytes)
+  const text = (await run(['--trace', path])).stdout
+  assert.match(text, /\ncounted \(peers could serve them\): 2 requests, 2\.7 kB; rule: static assets/)
+  assert.match(text, /\nleft out \(the origin serves them; still in the totals\): 4 requests, 1\.7 kB; of which 2 requests, 300 B not a 200 GET with a body .*, 2 requests, 1\.4 kB not a static asset \(pages, CGI, other\)/)
+  const all = JSON.parse((await run(['--trace', path, '--json', '--assets', 'all'])).stdout)
+  assert.deepEqual(all.counted, { rule: 'every successful GET (--assets all)', requests: 4, bytes: 4100 })
+})
+
+test('the EPA log: static assets by default, every successful GET with --assets all', { skip: skipTraces }, async () => {
+  const byDefault = JSON.parse((await run(['--trace', EPA, '--json'])).stdout)
+  assert.equal(byDefault.counted.requests, 18_096)
+  assert.equal(byDefault.leftOut.notAsset.requests, 17_119)
+  assert.equal(byDefault.leftOut.notServable.requests, 12_533)
+  const all = JSON.parse((await run(['--trace', EPA, '--json', '--assets', 'all'])).stdout)
+  assert.equal(all.counted.requests, 35_215)
+  assert.equal(all.leftOut.notAsset.requests, 0)
+  // pages and CGI were most of what `all` counted: counting only static assets saves far less
+  assert.ok(byDefault.savings < all.savings / 2, `${byDefault.savings} vs ${all.savings}`)
+})
