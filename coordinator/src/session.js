@@ -41,7 +41,7 @@ export class Session {
    */
   requirePeer () {
     if (this.peerId === null) throw new MayghError(ERRORS.MGH_ERR_NOT_JOINED)
-    return /** @type {any} */ (this)
+    return /** @type {this & { peerId: string }} */ (this)
   }
 
   /**

@@ -95,7 +95,7 @@ export class MemoryStore {
     const walk = new HolderSample()
     for (let pos = walk.begin(set.ids.length, limit, this.random); pos !== -1; pos = walk.next(true)) {
       const id = set.ids[pos]
-      sample.push({ id, lastChosen: /** @type {any} */ (this.peers.get(id)).lastChosen })
+      sample.push({ id, lastChosen: this.#peer(id).lastChosen })
     }
     return sample
   }
@@ -144,11 +144,22 @@ export class MemoryStore {
   }
 
   /**
+   * The record of a peer the caller knows is online (a holder listed in the
+   * index, or the peer an update or removal is about).
+   * @param {string} id
+   */
+  #peer (id) {
+    const peer = this.peers.get(id)
+    if (peer === undefined) throw new Error(`memory store: no record for online peer ${id}`)
+    return peer
+  }
+
+  /**
    * @param {string} id
    * @param {string[]} hashes
    */
   #add (id, hashes) {
-    const assets = /** @type {any} */ (this.peers.get(id)).assets
+    const assets = this.#peer(id).assets
     for (const hash of hashes) {
       if (assets.has(hash)) continue
       assets.add(hash)
@@ -164,7 +175,7 @@ export class MemoryStore {
    * @param {string[]} hashes
    */
   #remove (id, hashes) {
-    const assets = /** @type {any} */ (this.peers.get(id)).assets
+    const assets = this.#peer(id).assets
     for (const hash of hashes) {
       if (!assets.delete(hash)) continue
       this.holdings--

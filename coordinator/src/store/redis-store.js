@@ -265,6 +265,7 @@ export class RedisStore {
   async #exec (commands) {
     this.roundTrips++
     if (this.cluster) {
+      // commands by name (`redis[name]`): ioredis types each command apart, and these come as data
       const redis = /** @type {any} */ (this.redis)
       const settled = await Promise.allSettled(commands.map(([name, ...args]) => redis[name](...args)))
       for (const r of settled) if (r.status === 'rejected') throw r.reason
