@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os'
 import { parseArgs } from 'node:util'
 import { GENERATOR_BYTE_PARAMS, INPUT_DEFAULTS, SIM_DEFAULTS, SIM_OPTION_SPECS, parseNumber, resolveConfig } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
-import { formatBinaryBytes, formatCount } from './format.js'
+import { formatBinaryBytes, formatCount, formatSize } from './format.js'
 import { ProgressBar } from './progress.js'
 import { writeReport } from './report-html.js'
 import { toReport } from './run.js'
 import { DEFAULT_PARALLEL, runJobs } from './run-pool.js'
-import { parseSweep, sweepJobs, sweepTable } from './sweep.js'
+import { parseSweep, sweepJobs, sweepTable, valueLabel } from './sweep.js'
 import { ETSY_DEFAULTS } from './etsy-params.js'
 import { SORT_BYTES_PER_REQUEST } from './sort-requests.js'
 import { countedAndLeftOut } from './static-assets.js'
@@ -66,10 +66,10 @@ export function helpText () {
     ...GENERAL.map(([flag, arg, text]) => [`--${flag}${arg ? ` ${arg}` : ''}`, text]),
     ['', ''],
     ['model options', '(default)'],
-    ...Object.entries(SIM_OPTION_SPECS).map(([key, spec]) => [`--${spec.flag}`, `${MODEL_HELP[key]} (${showDefault(/** @type {any} */ (SIM_DEFAULTS)[key])})`]),
+    ...Object.entries(SIM_OPTION_SPECS).map(([key, spec]) => [`--${spec.flag}`, `${MODEL_HELP[key]} (${showDefault(/** @type {any} */ (SIM_DEFAULTS)[key], spec.kind)})`]),
     ['', ''],
     ['generator (--synthetic etsy)', '(default; docs/simulator.md explains each)'],
-    ...GENERATOR_FLAGS.map(({ key, flag }) => [`--${flag}`, showDefault(/** @type {any} */ (ETSY_DEFAULTS)[key])])
+    ...GENERATOR_FLAGS.map(({ key, flag }) => [`--${flag}`, showDefault(/** @type {any} */ (ETSY_DEFAULTS)[key], GENERATOR_BYTE_PARAMS.includes(key) ? 'bytes' : 'number')])
   ]
   const width = Math.max(...rows.map((r) => r[0].length))
   return [
@@ -82,10 +82,14 @@ export function helpText () {
 }
 
 /**
+ * A default as people read it: sizes in binary units (`50 MiB`, as `50m` is typed), `inf`.
  * @param {unknown} v
+ * @param {string} kind the option's kind (config.js)
  * @returns {string}
  */
-function showDefault (v) {
+function showDefault (v, kind) {
+  if (typeof v === 'number' && kind === 'bytes') return formatSize(v)
+  if (typeof v === 'number' && kind === 'rate') return valueLabel({ kind }, v)
   return v === '' ? "''" : v === Infinity ? 'inf' : String(v)
 }
 

@@ -18,7 +18,7 @@
  * the origin unchanged. Clients outside the adoption fraction always use the
  * origin. Bytes are those the log says the origin sent.
  */
-import { HolderRanking, HolderSample } from '../../coordinator/src/policy/peer-selection.js'
+import { HolderRanking } from '../../coordinator/src/policy/peer-selection.js'
 import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
 import { ClientStores, MAX_ENTRY_BYTES } from './client-stores.js'
@@ -79,8 +79,6 @@ export class Engine {
     /** clients whose online time ends, in order of that time */
     this.expiries = new ExpiryQueue()
 
-    /** the policy's sample of the lookup in progress: which records of the holder list it reads */
-    this.walk = new HolderSample()
     /** @type {HolderRanking<number>} the policy's ranking of the lookup in progress, by slot */
     this.ranking = new HolderRanking(this.maxHolders, -1)
     /** positions of stale records a sample met, dropped after it */

@@ -1,7 +1,7 @@
 /**
  * The coordinator's side of a lookup, and the client's tries, as the engine
  * models them: the shared peer-selection rule's sample, ranking and mark
- * (`HolderSample`, `HolderRanking`, `rankKey`, imported from the coordinator,
+ * (`sampleStart`, `sampleGoesOn`, `sampleNext`, `HolderRanking`, `rankKey`, imported from the coordinator,
  * not reimplemented) over the engine's typed arrays, and the requester trying
  * the returned holders in order. Functions of the engine's state, kept apart
  * from the engine's bookkeeping.
@@ -12,7 +12,7 @@
  * longer than `candidateSample`; then one per new connection tried, only when
  * `failRate` > 0.
  */
-import { rankKey } from '../../coordinator/src/policy/peer-selection.js'
+import { rankKey, sampleGoesOn, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
 import { CHOSEN, CLIENT, MARK, SLOT_STRIDE, TAG } from './online-slots.js'
 
@@ -39,8 +39,8 @@ export function rebaseClock (e) {
 
 /**
  * One lookup of `o` by `c`, as the coordinator answers it, by the shared
- * peer-selection rule (coordinator/src/policy/peer-selection.js): `e.walk`
- * (the rule's `HolderSample`) says which records of the object's holder list
+ * peer-selection rule (coordinator/src/policy/peer-selection.js): its
+ * `sampleStart`, `sampleGoesOn` and `sampleNext` say which records of the object's holder list
  * to read, and each live holder read is offered to `e.ranking` (the rule's
  * `HolderRanking`) as it is read, without copying the sample or reading any
  * holder twice. Stale records met on the way (sessions that ended) do not
@@ -58,23 +58,24 @@ export function rankHolders (e, c, o, size) {
   const mark = markChannels(e, c)
   const ranking = e.ranking
   ranking.reset(e.maxHolders, c)
-  const walk = e.walk
   const lists = e.holders.lists
   const pool = lists.data(o)
   const state = e.slots.state
   const base = lists.base(o)
   const rank = rankKey
+  const goesOn = sampleGoesOn
+  const next = sampleNext
+  const n = lists.length(o)
+  const want = e.candidateSample
   let found = 0
   let stale = 0
-  let wrapAt = -1
   // Slot fields by number (see LAYOUT above): V8 reloads and re-checks an
   // imported binding at every use, and this loop runs for every holder sampled.
-  for (let pos = walk.begin(lists.length(o), e.candidateSample, e.rng); pos !== -1;) {
+  for (let pos = sampleStart(n, want, e.rng), read = 0; goesOn(read, found, n, want); read++, pos = next(pos, n)) {
     const rec = base + 2 * pos
     const p = pool[rec]
     const at = p << 2
-    const live = state[at] === pool[rec + 1]
-    if (live) {
+    if (state[at] === pool[rec + 1]) {
       found++
       const connected = state[at + 2] === mark
       const key = rank(connected, state[at + 1])
@@ -83,16 +84,17 @@ export function rankHolders (e, c, o, size) {
       if (stale === e.staleBuf.length) e.staleBuf = growTo(e.staleBuf, stale + 1)
       e.staleBuf[stale++] = pos
     }
-    pos = walk.next(live)
-    // the walk only comes back to position 0 by wrapping around the list's end
-    if (pos === 0) wrapAt = stale
   }
+  if (stale === 0) return found
   // Drop stale records from the highest position down, so the record that
   // fills each hole (the list's last) is never one still to be dropped. The
-  // positions were visited as one rising run, or two if the walk wrapped.
+  // positions were visited as one rising run, or two if the walk wrapped:
+  // the second starts where a position is lower than the one before (found
+  // here, among the few stale ones, not in the loop over every holder).
   const holders = e.holders
   const buf = e.staleBuf
-  if (wrapAt === -1) wrapAt = stale
+  let wrapAt = 1
+  while (wrapAt < stale && buf[wrapAt] > buf[wrapAt - 1]) wrapAt++
   for (let i = wrapAt - 1; i >= 0; i--) holders.removeAt(o, buf[i])
   for (let i = stale - 1; i >= wrapAt; i--) holders.removeAt(o, buf[i])
   return found

@@ -24,7 +24,7 @@
  * The meters (metrics.js) and the figures derived from the tallies
  * (engine-result.js) are shared: this file restates the model's state.
  */
-import { HolderRanking, HolderSample, rankKey } from '../../coordinator/src/policy/peer-selection.js'
+import { HolderRanking, rankKey, sampleGoesOn, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { FLAG_ASSET, FLAG_CONT } from './batch.js'
 import { MAX_ENTRY_BYTES } from './client-stores.js'
 import { engineResult } from './engine-result.js'
@@ -184,10 +184,10 @@ export class ReferenceModel {
   lookup (asker, o, size) {
     const list = this.listOf(o)
     const ranking = new HolderRanking(this.config.maxHolders, asker)
-    const sample = new HolderSample()
+    const want = this.config.candidateSample
     const stale = []
     let online = 0
-    for (let pos = sample.begin(list.length, this.config.candidateSample, this.rng); pos !== -1; pos = sample.next(list[pos].open)) {
+    for (let pos = sampleStart(list.length, want, this.rng), read = 0; sampleGoesOn(read, online, list.length, want); read++, pos = sampleNext(pos, list.length)) {
       const holder = list[pos]
       if (!holder.open) {
         stale.push(pos)

@@ -181,7 +181,10 @@ function inputRows (r, zone) {
     ]
     for (const [k, v] of Object.entries(input.params ?? {})) {
       const flag = `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
-      rows.push([flag, k === 'start' ? new Date(v * 1000).toISOString().replace('.000Z', ' UTC') : GENERATOR_BYTE_PARAMS.includes(k) ? formatSize(v) : String(v)])
+      const shown = k === 'start'
+        ? new Date(v * 1000).toISOString().replace('T', ' ').replace('.000Z', ' UTC')
+        : GENERATOR_BYTE_PARAMS.includes(k) ? formatSize(v) : Number.isInteger(v) && v >= 10_000 ? formatCount(v) : String(v)
+      rows.push([flag, shown])
     }
     return rows
   }

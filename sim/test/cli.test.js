@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -84,6 +84,33 @@ test('the HTML report is self-contained: Chart.js inlined, no remote scripts', a
   assert.ok(html.length > 150_000, 'Chart.js is inlined')
   assert.match(html, /new Chart\(/)
   for (const id of ['bytes', 'savings', 'load', 'lorenz', 'sweep0']) assert.match(html, new RegExp(`<canvas id="${id}">`))
+  // sizes as the flags read them, never raw byte counts; the bytes axis starts at zero
+  assert.match(html, /<td>--quota<\/td><td>50 MiB<\/td>/)
+  assert.match(html, /<td>--upload-burst<\/td><td>4 MiB<\/td>/)
+  assert.match(html, /<td>--size-max<\/td><td>4 MiB<\/td>/)
+  assert.doesNotMatch(html.slice(0, html.indexOf('<script>')), /52428800|4194304/)
+  assert.match(html, /getElementById\('bytes'\)[^]*?y: \{ stacked: true, beginAtZero: true, min: 0/)
+  assert.match(html, /Hours are shown in UTC-05:00: the generated audience&#39;s clock \(--utc-offset\)/)
+})
+
+test('a trace\'s report: human Input rows, the hours\' zone, what was counted, the sampling note', async () => {
+  const log = join(dir, 'small.log')
+  await writeFile(log, [
+    '10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /index.html HTTP/1.0" 200 1000',
+    '10.0.0.1 - - [10/Oct/2000:13:55:37 -0700] "GET /a.gif HTTP/1.0" 200 2000',
+    '10.0.0.2 - - [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2000'
+  ].join('\n'))
+  const path = join(dir, 'trace-report.html')
+  const { code, stderr } = await run(['--trace', log, '--report', path])
+  assert.equal(code, 0, stderr)
+  const html = await readFile(path, 'utf8')
+  assert.doesNotMatch(html, /zipEntry|<td>null<\/td>|parsedRequests/)
+  assert.match(html, /<td>requests parsed<\/td><td>3<\/td>/)
+  assert.match(html, /<td>format<\/td><td>Common \/ Combined Log Format<\/td>/)
+  assert.match(html, /Hours are shown in UTC-07:00: the log&#39;s own UTC offset, the same on every line/)
+  assert.match(html, /<li>counted \(peers could serve them\): 2 requests, 4\.0 kB; rule: static assets/)
+  assert.match(html, /<li>time order: 1 requests were behind the newest time/)
+  assert.match(html, /<b>Sampled logs\.<\/b> A sampled log understates savings: .* from 62% to 45% and 32%/)
 })
 
 test('EPA log through the CLI', { skip: skipTraces }, async () => {
@@ -111,7 +138,16 @@ for (const [args, codeName] of /** @type {[string[], string][]} */ ([
   [[...SMALL, '--jobs', '1.5'], 'MGH_SIM_ERR_BAD_VALUE'],
   [['--trace', 'a.log', '--alpha', '1.2'], 'MGH_SIM_ERR_BAD_FLAG'],
   [['--synthetic', 'amazon'], 'MGH_SIM_ERR_BAD_VALUE'],
-  [[...SMALL, '--report', '/nonexistent-dir/r.html'], 'MGH_SIM_ERR_REPORT']
+  [[...SMALL, '--report', '/nonexistent-dir/r.html'], 'MGH_SIM_ERR_REPORT'],
+  [[...SMALL, '--sort'], 'MGH_SIM_ERR_BAD_FLAG'],
+  [[...SMALL, '--order-tolerance', '5'], 'MGH_SIM_ERR_BAD_FLAG'],
+  [['--trace', 'a.log', '--sort', '--order-tolerance', '5'], 'MGH_SIM_ERR_BAD_FLAG'],
+  [['--trace', 'a.log', '--sort-memory', '1m'], 'MGH_SIM_ERR_BAD_FLAG'],
+  [['--trace', 'a.log', '--order-tolerance=-1'], 'MGH_SIM_ERR_BAD_VALUE'],
+  [['--trace', 'a.log', '--order-tolerance', 'inf'], 'MGH_SIM_ERR_BAD_VALUE'],
+  [['--trace', 'a.log', '--sort', '--sort-memory', '1k'], 'MGH_SIM_ERR_BAD_VALUE'],
+  [[...SMALL, '--assets', ''], 'MGH_SIM_ERR_BAD_VALUE'],
+  [[...SMALL, '--assets', '(['], 'MGH_SIM_ERR_BAD_VALUE']
 ])) {
   test(`${args.join(' ') || '(no arguments)'} → ${codeName}, exit 2, no stack trace`, async () => {
     const { code, stdout, stderr } = await run(args)
@@ -125,7 +161,10 @@ for (const [args, codeName] of /** @type {[string[], string][]} */ ([
 test('--help names every flag', async () => {
   const { code, stdout } = await run(['--help'])
   assert.equal(code, 0)
-  for (const flag of ['trace', 'format', 'synthetic', 'json', 'report', 'sweep', 'jobs', 'no-progress']) assert.match(stdout, new RegExp(`--${flag}\\b`))
+  for (const flag of ['trace', 'format', 'order-tolerance', 'sort', 'sort-memory', 'synthetic', 'json', 'report', 'sweep', 'jobs', 'no-progress']) assert.match(stdout, new RegExp(`--${flag}\\b`))
+  assert.match(stdout, /--order-tolerance 10 /)
+  assert.match(stdout, /--sort-memory 512m /)
+  assert.match(stdout, /--assets +what peers may serve: static .* \(static\)/)
   for (const spec of Object.values(SIM_OPTION_SPECS)) assert.match(stdout, new RegExp(`--${spec.flag}\\b`))
   for (const key of Object.keys(ETSY_DEFAULTS)) {
     if (key === 'seed') continue

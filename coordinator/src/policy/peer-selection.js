@@ -4,16 +4,17 @@
  * coordinator and the simulator (`sim/`) so that the simulator measures the
  * policy that really runs; both call the code below, neither has a copy:
  *
- * 1. Sample (`HolderSample`): a lookup reads at most `candidateSample` of an
- *    asset's holders. It starts at a random position of the holder list when
- *    the list is longer than the sample (at 0 otherwise) and walks forward,
- *    wrapping, until it has read that many live holders or the whole list:
- *    every holder is reachable, at O(sample) cost. The coordinator's memory
- *    store walks its list of holders (all live); the simulator walks its
- *    index, whose lists also hold stale records of ended sessions, which the
- *    walk reads but does not count. The Redis store samples server-side
- *    instead (SRANDMEMBER, then drops holders whose records expired): a
- *    different random draw of the same size; the steps below are the same.
+ * 1. Sample (`sampleStart`, `sampleGoesOn`, `sampleNext`): a lookup reads at most
+ *    `candidateSample` of an asset's holders. It starts at a random position
+ *    of the holder list when the list is longer than the sample (at 0
+ *    otherwise) and walks forward, wrapping, until it has read that many live
+ *    holders or the whole list: every holder is reachable, at O(sample) cost.
+ *    The coordinator's memory store walks its list of holders (all live); the
+ *    simulator walks its index, whose lists also hold stale records of ended
+ *    sessions, which the walk reads but does not count. The Redis store
+ *    samples server-side instead (SRANDMEMBER, then drops holders whose
+ *    records expired): a different random draw of the same size; the steps
+ *    below are the same.
  * 2. Rank (`rankKey`, `HolderRanking`): never the asker; peers the asker
  *    already has a channel to first (no connection set-up, no new NAT
  *    traversal), then the least recently chosen (spreads upload load across
@@ -27,10 +28,11 @@
  *
  * Pure and allocation-free per lookup: callers supply the holders, their
  * times and connections, and a random source, and record the choice
- * themselves. The simulator runs millions of lookups a second through these
- * objects (reused, monomorphic, small enough for V8 to inline their methods).
- * `coordinator/test/peer-selection.test.js` holds the coordinator's lookup and
- * the simulator's against each other.
+ * themselves. The simulator runs millions of lookups a second through this
+ * code: small pure functions whose counts the caller keeps, and one reused
+ * object, all of which V8 inlines into its loop.
+ * sim/test/shared-policy.test.js holds the coordinator's lookup and the
+ * simulator's against each other.
  */
 
 /** Defaults for the policy's knobs; the coordinator's config and the simulator's flags start here. */
@@ -50,52 +52,40 @@ export const POLICY_DEFAULTS = Object.freeze(policyDefaults)
  */
 
 /**
- * Step 1, the sample: which positions of a holder list one lookup reads.
- * Reusable: `begin` starts the next lookup's walk.
+ * Step 1, the sample: the first position of a holder list a lookup reads.
+ * Draws one random number, and only when the list is longer than the sample.
+ * @param {number} length records in the holder list (stale ones included)
+ * @param {number} want live holders to read at most (`candidateSample`, at least 1)
+ * @param {RandomSource} random
+ * @returns {number}
  */
-export class HolderSample {
-  constructor () {
-    /** records in the list being walked */
-    this.length = 0
-    /** live holders wanted */
-    this.want = 0
-    /** live holders read so far */
-    this.taken = 0
-    /** records not yet read */
-    this.left = 0
-    /** the position just handed out */
-    this.pos = 0
-  }
+export function sampleStart (length, want, random) {
+  // `| 0` floors (the product is not negative, and lists are shorter than 2^31) and
+  // keeps the position a small integer: a float would slow the simulator's indexing
+  return length > want ? (random.random() * length) | 0 : 0
+}
 
-  /**
-   * Starts a walk over a list of `length` records. Draws one random number,
-   * and only when the list is longer than the sample.
-   * @param {number} length records in the holder list (stale ones included)
-   * @param {number} want live holders to read at most (`candidateSample`)
-   * @param {RandomSource} random
-   * @returns {number} the first position to read, or -1 when there is nothing to read
-   */
-  begin (length, want, random) {
-    this.length = length
-    this.want = want
-    this.taken = 0
-    this.left = length
-    if (length === 0 || !(want >= 1)) return -1
-    this.pos = length > want ? Math.floor(random.random() * length) : 0
-    return this.pos
-  }
+/**
+ * Step 1, the sample: whether the lookup reads another record. It stops once
+ * it has read `want` live holders, or every record.
+ * @param {number} read records read so far
+ * @param {number} taken live holders among them
+ * @param {number} length records in the list
+ * @param {number} want as given to `sampleStart`
+ * @returns {boolean}
+ */
+export function sampleGoesOn (read, taken, length, want) {
+  return read < length && taken < want
+}
 
-  /**
-   * The record at the position last handed out has been read.
-   * @param {boolean} live whether it named a holder still online (counts toward the sample)
-   * @returns {number} the next position to read, or -1 when the sample is complete
-   */
-  next (live) {
-    if (live && ++this.taken === this.want) return -1
-    if (--this.left === 0) return -1
-    if (++this.pos === this.length) this.pos = 0
-    return this.pos
-  }
+/**
+ * Step 1, the sample: the position read after `pos`: the next, wrapping at the list's end.
+ * @param {number} pos
+ * @param {number} length
+ * @returns {number}
+ */
+export function sampleNext (pos, length) {
+  return pos + 1 === length ? 0 : pos + 1
 }
 
 /** Added to a connected holder's rank: more negative than any `lastChosen` is positive, so they sort first. */

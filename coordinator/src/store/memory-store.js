@@ -4,7 +4,7 @@
  * each other exactly as Redis-backed shards do.
  */
 import { EventEmitter } from 'node:events'
-import { HolderSample } from '../policy/peer-selection.js'
+import { sampleGoesOn, sampleNext, sampleStart } from '../policy/peer-selection.js'
 
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').PeerRecord} PeerRecord */
@@ -92,8 +92,8 @@ export class MemoryStore {
     // The shared rule's sample (policy/peer-selection.js): a run from a random
     // start, wrapping; every holder listed here is live.
     const sample = []
-    const walk = new HolderSample()
-    for (let pos = walk.begin(set.ids.length, limit, this.random); pos !== -1; pos = walk.next(true)) {
+    const n = set.ids.length
+    for (let pos = sampleStart(n, limit, this.random); sampleGoesOn(sample.length, sample.length, n, limit); pos = sampleNext(pos, n)) {
       const id = set.ids[pos]
       sample.push({ id, lastChosen: this.#peer(id).lastChosen })
     }
