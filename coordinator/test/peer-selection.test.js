@@ -2,7 +2,7 @@
 // coordinator's lookup and the simulator's against each other on random cases.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HolderRanking, rankKey, sampleGoesOn, sampleNext, sampleStart } from '../src/policy/peer-selection.js'
+import { HolderRanking, rankKey, sampleNext, sampleStart } from '../src/policy/peer-selection.js'
 
 /**
  * Ranks `candidates` as the lookup handler does.
@@ -32,7 +32,7 @@ function positions (length, want, random, live = () => true) {
   let taken = 0
   let draws = 0
   const source = { random: () => { draws++; return random } }
-  for (let pos = sampleStart(length, want, source); sampleGoesOn(read.length, taken, length, want); pos = sampleNext(pos, length)) {
+  for (let pos = sampleStart(length, want, source); pos !== -1; pos = sampleNext(pos, read.length, taken, length, want)) {
     read.push(pos)
     if (live(pos)) taken++
   }
@@ -49,6 +49,7 @@ test('the sample reads a run from a random start, wrapping, when the list is lon
 test('a list no longer than the sample is read whole from the start, with no random draw', () => {
   assert.deepEqual(positions(3, 3, 0.99), { read: [0, 1, 2], draws: 0 })
   assert.deepEqual(positions(0, 3, 0.5), { read: [], draws: 0 })
+  assert.deepEqual(positions(5, 0, 0.5), { read: [], draws: 0 }, 'a sample of nobody reads nothing')
 })
 
 test('stale records are read but do not count toward the sample; the walk stops after one lap', () => {

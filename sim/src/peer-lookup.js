@@ -1,9 +1,9 @@
 /**
  * The coordinator's side of a lookup, and the client's tries, as the engine
  * models them: the shared peer-selection rule's sample, ranking and mark
- * (`sampleStart`, `sampleGoesOn`, `sampleNext`, `HolderRanking`, `rankKey`, imported from the coordinator,
- * not reimplemented) over the engine's typed arrays, and the requester trying
- * the returned holders in order. Functions of the engine's state, kept apart
+ * (`sampleStart`, `sampleNext`, `HolderRanking`, `rankKey`, imported from
+ * the coordinator, not reimplemented) over the engine's typed arrays, and the
+ * requester trying the returned holders in order. Functions of the engine's state, kept apart
  * from the engine's bookkeeping.
  *
  * Random draws, in this order per lookup (sim/src/reference-model.js takes
@@ -12,7 +12,7 @@
  * longer than `candidateSample`; then one per new connection tried, only when
  * `failRate` > 0.
  */
-import { rankKey, sampleGoesOn, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
+import { rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
 import { CHOSEN, CLIENT, MARK, SLOT_STRIDE, TAG } from './online-slots.js'
 
@@ -40,7 +40,7 @@ export function rebaseClock (e) {
 /**
  * One lookup of `o` by `c`, as the coordinator answers it, by the shared
  * peer-selection rule (coordinator/src/policy/peer-selection.js): its
- * `sampleStart`, `sampleGoesOn` and `sampleNext` say which records of the object's holder list
+ * `sampleStart` and `sampleNext` say which records of the object's holder list
  * to read, and each live holder read is offered to `e.ranking` (the rule's
  * `HolderRanking`) as it is read, without copying the sample or reading any
  * holder twice. Stale records met on the way (sessions that ended) do not
@@ -63,15 +63,15 @@ export function rankHolders (e, c, o, size) {
   const state = e.slots.state
   const base = lists.base(o)
   const rank = rankKey
-  const goesOn = sampleGoesOn
   const next = sampleNext
   const n = lists.length(o)
   const want = e.candidateSample
   let found = 0
+  let read = 0
   let stale = 0
   // Slot fields by number (see LAYOUT above): V8 reloads and re-checks an
   // imported binding at every use, and this loop runs for every holder sampled.
-  for (let pos = sampleStart(n, want, e.rng), read = 0; goesOn(read, found, n, want); read++, pos = next(pos, n)) {
+  for (let pos = sampleStart(n, want, e.rng); pos !== -1;) {
     const rec = base + 2 * pos
     const p = pool[rec]
     const at = p << 2
@@ -84,6 +84,7 @@ export function rankHolders (e, c, o, size) {
       if (stale === e.staleBuf.length) e.staleBuf = growTo(e.staleBuf, stale + 1)
       e.staleBuf[stale++] = pos
     }
+    pos = next(pos, ++read, found, n, want)
   }
   if (stale === 0) return found
   // Drop stale records from the highest position down, so the record that

@@ -24,7 +24,7 @@
  * The meters (metrics.js) and the figures derived from the tallies
  * (engine-result.js) are shared: this file restates the model's state.
  */
-import { HolderRanking, rankKey, sampleGoesOn, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
+import { HolderRanking, rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { FLAG_ASSET, FLAG_CONT } from './batch.js'
 import { MAX_ENTRY_BYTES } from './client-stores.js'
 import { engineResult } from './engine-result.js'
@@ -187,7 +187,7 @@ export class ReferenceModel {
     const want = this.config.candidateSample
     const stale = []
     let online = 0
-    for (let pos = sampleStart(list.length, want, this.rng), read = 0; sampleGoesOn(read, online, list.length, want); read++, pos = sampleNext(pos, list.length)) {
+    for (let pos = sampleStart(list.length, want, this.rng), read = 1; pos !== -1; pos = sampleNext(pos, read++, online, list.length, want)) {
       const holder = list[pos]
       if (!holder.open) {
         stale.push(pos)

@@ -4,7 +4,7 @@
  * coordinator and the simulator (`sim/`) so that the simulator measures the
  * policy that really runs; both call the code below, neither has a copy:
  *
- * 1. Sample (`sampleStart`, `sampleGoesOn`, `sampleNext`): a lookup reads at most
+ * 1. Sample (`sampleStart`, `sampleNext`): a lookup reads at most
  *    `candidateSample` of an asset's holders. It starts at a random position
  *    of the holder list when the list is longer than the sample (at 0
  *    otherwise) and walks forward, wrapping, until it has read that many live
@@ -55,36 +55,31 @@ export const POLICY_DEFAULTS = Object.freeze(policyDefaults)
  * Step 1, the sample: the first position of a holder list a lookup reads.
  * Draws one random number, and only when the list is longer than the sample.
  * @param {number} length records in the holder list (stale ones included)
- * @param {number} want live holders to read at most (`candidateSample`, at least 1)
+ * @param {number} want live holders to read at most (`candidateSample`)
  * @param {RandomSource} random
- * @returns {number}
+ * @returns {number} the position, or -1 when there is nothing to read
  */
 export function sampleStart (length, want, random) {
+  if (length === 0 || !(want >= 1)) return -1
   // `| 0` floors (the product is not negative, and lists are shorter than 2^31) and
   // keeps the position a small integer: a float would slow the simulator's indexing
   return length > want ? (random.random() * length) | 0 : 0
 }
 
 /**
- * Step 1, the sample: whether the lookup reads another record. It stops once
- * it has read `want` live holders, or every record.
- * @param {number} read records read so far
+ * Step 1, the sample: the position a lookup reads after `pos`, walking
+ * forward and wrapping, until it has read `want` live holders or every record.
+ * Pure, with the walk's counts kept by the caller, so that the simulator's
+ * loop keeps them in registers.
+ * @param {number} pos the position just read
+ * @param {number} read records read so far, `pos`'s included
  * @param {number} taken live holders among them
  * @param {number} length records in the list
  * @param {number} want as given to `sampleStart`
- * @returns {boolean}
+ * @returns {number} the next position, or -1 when the sample is complete
  */
-export function sampleGoesOn (read, taken, length, want) {
-  return read < length && taken < want
-}
-
-/**
- * Step 1, the sample: the position read after `pos`: the next, wrapping at the list's end.
- * @param {number} pos
- * @param {number} length
- * @returns {number}
- */
-export function sampleNext (pos, length) {
+export function sampleNext (pos, read, taken, length, want) {
+  if (taken === want || read === length) return -1
   return pos + 1 === length ? 0 : pos + 1
 }
 

@@ -4,7 +4,7 @@
  * each other exactly as Redis-backed shards do.
  */
 import { EventEmitter } from 'node:events'
-import { sampleGoesOn, sampleNext, sampleStart } from '../policy/peer-selection.js'
+import { sampleNext, sampleStart } from '../policy/peer-selection.js'
 
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').PeerRecord} PeerRecord */
@@ -93,7 +93,7 @@ export class MemoryStore {
     // start, wrapping; every holder listed here is live.
     const sample = []
     const n = set.ids.length
-    for (let pos = sampleStart(n, limit, this.random); sampleGoesOn(sample.length, sample.length, n, limit); pos = sampleNext(pos, n)) {
+    for (let pos = sampleStart(n, limit, this.random); pos !== -1; pos = sampleNext(pos, sample.length, sample.length, n, limit)) {
       const id = set.ids[pos]
       sample.push({ id, lastChosen: this.#peer(id).lastChosen })
     }
