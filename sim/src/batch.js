@@ -54,6 +54,20 @@ export class RequestBatch {
   full () {
     return this.n === this.capacity
   }
+
+  /**
+   * Makes room for `capacity` requests, keeping those held (the sorter's
+   * columns grow this way up to a run).
+   * @param {number} capacity
+   */
+  grow (capacity) {
+    this.ts = growTo(this.ts, capacity)
+    this.client = growTo(this.client, capacity)
+    this.object = growTo(this.object, capacity)
+    this.bytes = growTo(this.bytes, capacity)
+    this.flags = growTo(this.flags, capacity)
+    this.capacity = capacity
+  }
 }
 
 /**

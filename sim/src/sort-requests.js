@@ -36,10 +36,8 @@ export class RequestSorter {
     this.tmpRoot = options.tmpRoot ?? tmpdir()
     /** requests one run holds */
     this.runCapacity = Math.max(1024, Math.floor(options.memoryBytes / SORT_BYTES_PER_REQUEST))
-    this.n = 0
-    const cap = Math.min(this.runCapacity, 1 << 16)
-    /** @type {import('./sort-runs.js').Columns} */
-    this.cols = { ts: new Float64Array(cap), client: new Int32Array(cap), object: new Int32Array(cap), bytes: new Float64Array(cap), flags: new Uint8Array(cap) }
+    /** the requests held, in file order; grows up to a run */
+    this.cols = new RequestBatch(Math.min(this.runCapacity, 1 << 16))
     /** whether the requests held are already in order (then no sort is needed) */
     this.inOrder = true
     this.newest = -Infinity
@@ -81,14 +79,14 @@ export class RequestSorter {
     try {
       for await (const b of batches) {
         for (let i = 0; i < b.n; i++) {
-          if (this.n === this.runCapacity) await this.spill()
+          if (this.cols.n === this.runCapacity) await this.spill()
           this.add(b.ts[i], b.client[i], b.object[i], b.bytes[i], b.flags[i])
         }
       }
       if (this.runFiles.length === 0) {
         yield * this.fromMemory()
       } else {
-        if (this.n > 0) await this.spill()
+        if (this.cols.n > 0) await this.spill()
         yield * mergeRuns(this.runFiles, (t, c, o, bytes, flags, out) => this.emit(t, c, o, bytes, flags, out))
       }
     } finally {
@@ -112,20 +110,8 @@ export class RequestSorter {
       this.newest = t
     }
     const cols = this.cols
-    if (this.n === cols.ts.length) this.grow()
-    const i = this.n++
-    cols.ts[i] = t
-    cols.client[i] = c
-    cols.object[i] = o
-    cols.bytes[i] = bytes
-    cols.flags[i] = flags
-  }
-
-  /** Doubles the columns, up to a run. */
-  grow () {
-    const cap = Math.min(this.runCapacity, this.cols.ts.length * 2)
-    const c = this.cols
-    this.cols = { ts: growTo(c.ts, cap), client: growTo(c.client, cap), object: growTo(c.object, cap), bytes: growTo(c.bytes, cap), flags: growTo(c.flags, cap) }
+    if (cols.full()) cols.grow(Math.min(this.runCapacity, cols.capacity * 2))
+    cols.push(t, c, o, bytes, flags)
   }
 
   /**
@@ -133,8 +119,9 @@ export class RequestSorter {
    * @returns {Uint32Array}
    */
   order () {
-    const order = new Uint32Array(this.n)
-    for (let i = 0; i < this.n; i++) order[i] = i
+    const n = this.cols.n
+    const order = new Uint32Array(n)
+    for (let i = 0; i < n; i++) order[i] = i
     if (!this.inOrder) {
       const ts = this.cols.ts
       order.sort((a, b) => ts[a] - ts[b] || a - b)
@@ -153,8 +140,8 @@ export class RequestSorter {
     }
     const path = join(this.dir, `run-${this.runFiles.length}.bin`)
     this.runFiles.push(path)
-    await writeRun(path, this.cols, this.order(), this.n)
-    this.n = 0
+    await writeRun(path, this.cols, this.order(), this.cols.n)
+    this.cols.n = 0
     this.inOrder = true
   }
 
@@ -166,7 +153,7 @@ export class RequestSorter {
     const order = this.order()
     const { ts, client, object, bytes, flags } = this.cols
     const out = new RequestBatch()
-    for (let k = 0; k < this.n; k++) {
+    for (let k = 0; k < this.cols.n; k++) {
       const i = order[k]
       this.emit(ts[i], client[i], object[i], bytes[i], flags[i], out)
       if (out.full()) {

@@ -1,7 +1,6 @@
 // What peers may serve: static assets by extension or content type by default, `--assets all`,
 // a regex; what was counted and left out, in requests and bytes, in the JSON and the summary.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -12,22 +11,13 @@ import { FLAG_ASSET } from '../src/batch.js'
 import { resolveConfig } from '../src/config.js'
 import { isStaticContentType, isStaticUrl, urlExtension } from '../src/static-assets.js'
 import { TraceReader } from '../src/trace-reader.js'
+import { runCli } from './run-cli.js'
 
-const BIN = fileURLToPath(new URL('../bin/maygh-sim.js', import.meta.url))
 const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))
 const skipTraces = existsSync(EPA) ? false : `shared traces not found at ${EPA}`
 
-/**
- * @param {string[]} args
- * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
- */
-function run (args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, '--no-progress', ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? /** @type {any} */ (err).code : 0, stdout, stderr })
-    })
-  })
-}
+/** @param {string[]} args */
+const run = (args) => runCli(['--no-progress', ...args])
 
 /** @type {string} */
 let dir

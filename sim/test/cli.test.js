@@ -1,6 +1,5 @@
 // The command line as a user runs it: exit codes, one JSON object on stdout, coded errors, the report.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -10,23 +9,11 @@ import { fileURLToPath } from 'node:url'
 import { SIM_OPTION_SPECS } from '../src/config.js'
 import { ProgressBar } from '../src/progress.js'
 import { ETSY_DEFAULTS } from '../src/etsy-params.js'
+import { runCli } from './run-cli.js'
 
-const BIN = fileURLToPath(new URL('../bin/maygh-sim.js', import.meta.url))
 const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))
 const skipTraces = existsSync(EPA) ? false : `shared traces not found at ${EPA}`
 const SMALL = ['--synthetic', 'etsy', '--days', '1', '--requests', '20000']
-
-/**
- * @param {string[]} args
- * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
- */
-function run (args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? /** @type {any} */ (err).code : 0, stdout, stderr })
-    })
-  })
-}
 
 /** @type {string} */
 let dir
@@ -34,7 +21,7 @@ before(async () => { dir = await mkdtemp(join(tmpdir(), 'maygh-sim-cli-')) })
 after(async () => { await rm(dir, { recursive: true, force: true }) })
 
 test('--json prints exactly one JSON object with the documented fields', async () => {
-  const { code, stdout, stderr } = await run([...SMALL, '--json'])
+  const { code, stdout, stderr } = await runCli([...SMALL, '--json'])
   assert.equal(code, 0, stderr)
   assert.equal(stdout.trim().split('\n').length, 1)
   const r = JSON.parse(stdout)
@@ -49,7 +36,7 @@ test('--json prints exactly one JSON object with the documented fields', async (
 })
 
 test('the human summary and a sweep table', async () => {
-  const { code, stdout } = await run([...SMALL, '--sweep', 'linger=0,600', '--sweep', 'fail-rate=0,1', '--sweep', 'quota=5m,1.5k', '--sweep', 'upload-rate=1m,inf'])
+  const { code, stdout } = await runCli([...SMALL, '--sweep', 'linger=0,600', '--sweep', 'fail-rate=0,1', '--sweep', 'quota=5m,1.5k', '--sweep', 'upload-rate=1m,inf'])
   assert.equal(code, 0)
   // byte values read as the flags take them, not as raw numbers
   assert.match(stdout, /sweep of quota:\nquota +savings[^]*\n5 MiB +\d+\.\d%[^]*\n1\.5 KiB +\d+\.\d%/)
@@ -62,7 +49,7 @@ test('the human summary and a sweep table', async () => {
 })
 
 test('--json with --sweep carries the rows; more linger saves at least as much', async () => {
-  const { code, stdout } = await run([...SMALL, '--json', '--sweep', 'linger=0,600', '--plugin-adoption', '0'])
+  const { code, stdout } = await runCli([...SMALL, '--json', '--sweep', 'linger=0,600', '--plugin-adoption', '0'])
   assert.equal(code, 0)
   const r = JSON.parse(stdout)
   assert.equal(r.pluginSavings, 0)
@@ -75,7 +62,7 @@ test('--json with --sweep carries the rows; more linger saves at least as much',
 
 test('the HTML report is self-contained: Chart.js inlined, no remote scripts', async () => {
   const path = join(dir, 'report.html')
-  const { code, stderr } = await run([...SMALL, '--report', path, '--sweep', 'quota=1m,50m'])
+  const { code, stderr } = await runCli([...SMALL, '--report', path, '--sweep', 'quota=1m,50m'])
   assert.equal(code, 0, stderr)
   const html = await readFile(path, 'utf8')
   assert.match(html, /^<!doctype html>/)
@@ -101,7 +88,7 @@ test('a trace\'s report: human Input rows, the hours\' zone, what was counted, t
     '10.0.0.2 - - [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2000'
   ].join('\n'))
   const path = join(dir, 'trace-report.html')
-  const { code, stderr } = await run(['--trace', log, '--report', path])
+  const { code, stderr } = await runCli(['--trace', log, '--report', path])
   assert.equal(code, 0, stderr)
   const html = await readFile(path, 'utf8')
   assert.doesNotMatch(html, /zipEntry|<td>null<\/td>|parsedRequests/)
@@ -114,7 +101,7 @@ test('a trace\'s report: human Input rows, the hours\' zone, what was counted, t
 })
 
 test('EPA log through the CLI', { skip: skipTraces }, async () => {
-  const { code, stdout } = await run(['--trace', EPA, '--format', 'epa', '--json'])
+  const { code, stdout } = await runCli(['--trace', EPA, '--format', 'epa', '--json'])
   assert.equal(code, 0)
   const r = JSON.parse(stdout)
   assert.equal(r.requests, 47_748)
@@ -150,7 +137,7 @@ for (const [args, codeName] of /** @type {[string[], string][]} */ ([
   [[...SMALL, '--assets', '(['], 'MGH_SIM_ERR_BAD_VALUE']
 ])) {
   test(`${args.join(' ') || '(no arguments)'} → ${codeName}, exit 2, no stack trace`, async () => {
-    const { code, stdout, stderr } = await run(args)
+    const { code, stdout, stderr } = await runCli(args)
     assert.equal(code, 2)
     assert.equal(stdout, '')
     assert.match(stderr, new RegExp(`^maygh-sim: ${codeName}: `))
@@ -159,7 +146,7 @@ for (const [args, codeName] of /** @type {[string[], string][]} */ ([
 }
 
 test('--help names every flag', async () => {
-  const { code, stdout } = await run(['--help'])
+  const { code, stdout } = await runCli(['--help'])
   assert.equal(code, 0)
   for (const flag of ['trace', 'format', 'order-tolerance', 'sort', 'sort-memory', 'synthetic', 'json', 'report', 'sweep', 'jobs', 'no-progress']) assert.match(stdout, new RegExp(`--${flag}\\b`))
   assert.match(stdout, /--order-tolerance 10 /)

@@ -1,7 +1,6 @@
 // Time order: a trace out of order beyond --order-tolerance is refused with the line that shows it;
 // within the tolerance it is clamped and counted; --sort replays a shuffled EPA log exactly as its sorted original.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,22 +10,13 @@ import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
 import { openTrace } from '../src/open-trace.js'
 import { TraceReader } from '../src/trace-reader.js'
+import { runCli } from './run-cli.js'
 
-const BIN = fileURLToPath(new URL('../bin/maygh-sim.js', import.meta.url))
 const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))
 const skipTraces = existsSync(EPA) ? false : `shared traces not found at ${EPA}; these tests need ../shared/traces beside the repo`
 
-/**
- * @param {string[]} args
- * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
- */
-function run (args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, '--no-progress', ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? /** @type {any} */ (err).code : 0, stdout, stderr })
-    })
-  })
-}
+/** @param {string[]} args */
+const run = (args) => runCli(['--no-progress', ...args])
 
 /** @type {string} */
 let dir
