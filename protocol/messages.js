@@ -13,8 +13,24 @@ export const MANIFEST_VERSION = 1
 /** Messages a client sends; each has one handler in the coordinator. */
 export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect']))
 
-/** Peer ids: 16 random bytes in base64url. */
-export const PEER_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/
+/** Shard ids: a coordinator's name among the others (`SHARD_ID`). */
+export const SHARD_ID_PATTERN = /^[\w.-]{1,64}$/
+
+/**
+ * Peer ids: `<shard>~<16 random bytes in base64url>`. The shard part says
+ * which coordinator holds the peer's socket, so relaying to a peer and judging
+ * whether it is online need no lookup: a peer lives as long as its shard does.
+ */
+export const PEER_ID_PATTERN = /^[\w.-]{1,64}~[\w-]{22}$/
+
+/**
+ * @param {string} id a peer id
+ * @returns {string} the shard it names ('' for a string that is not a peer id)
+ */
+export function shardOfPeer (id) {
+  const at = id.indexOf('~')
+  return at > 0 ? id.slice(0, at) : ''
+}
 
 /** Default limits of a coordinator (README "Configuration"); `welcome` carries the ones in force. */
 const limits = {

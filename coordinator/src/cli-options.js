@@ -4,21 +4,25 @@
  */
 import { parseArgs } from 'node:util'
 
-/** flag name → [option, env var, parse] @type {Record<string, [string, string, (text: string) => unknown]>} */
-const OPTIONS = {
+/** flag name → [option, env var, parse] @type {Readonly<Record<string, [string, string, (text: string) => unknown]>>} */
+export const OPTIONS = Object.freeze({
   port: ['port', 'PORT', Number],
   host: ['host', 'HOST', String],
   'stun-port': ['stunPort', 'STUN_PORT', Number],
   'ice-servers': ['iceServers', 'ICE_SERVERS', parseIceServers],
   'redis-url': ['redisUrl', 'REDIS_URL', String],
   'shard-id': ['shardId', 'SHARD_ID', String],
+  'public-url': ['publicUrl', 'PUBLIC_URL', String],
+  'shard-heartbeat-ms': ['shardHeartbeatMs', 'SHARD_HEARTBEAT_MS', Number],
+  'shard-ttl-ms': ['shardTtlMs', 'SHARD_TTL_MS', Number],
+  'store-timeout-ms': ['storeTimeoutMs', 'STORE_TIMEOUT_MS', Number],
   'max-message-bytes': ['maxMessageBytes', 'MAX_MESSAGE_BYTES', Number],
   'max-assets-per-peer': ['maxAssetsPerPeer', 'MAX_ASSETS_PER_PEER', Number],
   'max-holders': ['maxHolders', 'MAX_HOLDERS', Number],
   'ping-interval-ms': ['pingIntervalMs', 'PING_INTERVAL_MS', Number],
   'rate-limit-per-second': ['rateLimitPerSecond', 'RATE_LIMIT_PER_SECOND', Number],
   'rate-limit-burst': ['rateLimitBurst', 'RATE_LIMIT_BURST', Number]
-}
+})
 
 /**
  * @param {string} text `stun:host:port[,turn:…]` or a JSON array of RTCIceServer

@@ -3,7 +3,6 @@
  * the caller's options, validated once and frozen. Environment variables and
  * flags are read only in `bin/maygh-coordinator.js`.
  */
-import { randomBytes } from 'node:crypto'
 import { LIMITS } from '../../protocol/index.js'
 import { POLICY_DEFAULTS } from './policy/peer-selection.js'
 
@@ -19,8 +18,16 @@ const defaults = {
   iceServers: /** @type {RTCIceServerLike[] | null} */ (null),
   /** Redis URL (`redis://`, `rediss://`, or `redis+cluster://host:port,…` for a Cluster); null = the in-process store */
   redisUrl: /** @type {string | null} */ (null),
-  /** this coordinator's id among its shards; random when null */
+  /** this coordinator's name among its shards (each start adds a random suffix); random when null */
   shardId: /** @type {string | null} */ (null),
+  /** the WebSocket URL browsers reach this coordinator at, handed to clients of other shards as an alternate; null = the URL it listens on */
+  publicUrl: /** @type {string | null} */ (null),
+  /** how often this shard renews its entry in the shard registry */
+  shardHeartbeatMs: 1000,
+  /** how long a shard's entry lives without a beat: a dead shard's peers stop being handed out this long after its last beat */
+  shardTtlMs: 3000,
+  /** a store command not answered by then fails (lookups answer "no holders", writes MGH_ERR_STORE) */
+  storeTimeoutMs: 1000,
   /** largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE */
   maxMessageBytes: LIMITS.maxMessageBytes,
   /** largest frame read at all; bigger ones close the socket with 1009 */
@@ -44,7 +51,7 @@ const defaults = {
 export const DEFAULTS = Object.freeze(defaults)
 
 /** @typedef {{ urls: string | string[], username?: string, credential?: string }} RTCIceServerLike */
-/** @typedef {typeof DEFAULTS & { shardId: string }} Config */
+/** @typedef {typeof DEFAULTS} Config */
 
 const INTEGER_RANGES = /** @type {const} */ ({
   port: [0, 65535],
@@ -56,6 +63,9 @@ const INTEGER_RANGES = /** @type {const} */ ({
   maxHolders: [1, 64],
   candidateSample: [1, 1024],
   pingIntervalMs: [100, 3_600_000],
+  shardHeartbeatMs: [50, 60_000],
+  shardTtlMs: [150, 600_000],
+  storeTimeoutMs: [10, 60_000],
   rateLimitPerSecond: [1, 1_000_000],
   rateLimitBurst: [1, 1_000_000]
 })
@@ -104,8 +114,13 @@ export function resolveConfig (options = {}) {
   if (config.iceServers === null && config.stunPort === -1) {
     throw new TypeError('with no STUN server (stunPort -1), "iceServers" must be given')
   }
-  if (config.shardId === null) config.shardId = randomBytes(6).toString('base64url')
-  else if (!/^[\w.-]{1,64}$/.test(config.shardId)) throw new TypeError('option "shardId" must be 1-64 of [A-Za-z0-9_.-]')
+  if (config.shardTtlMs < 2 * config.shardHeartbeatMs) {
+    throw new TypeError('option "shardTtlMs" must be at least twice "shardHeartbeatMs" (a shard must survive one late beat)')
+  }
+  if (config.publicUrl !== null && !/^wss?:\/\/./.test(String(config.publicUrl))) {
+    throw new TypeError('option "publicUrl" must be a ws:// or wss:// URL')
+  }
+  if (config.shardId !== null && !/^[\w.-]{1,48}$/.test(config.shardId)) throw new TypeError('option "shardId" must be 1-48 of [A-Za-z0-9_.-]')
   return Object.freeze(config)
 }
 

@@ -1,18 +1,16 @@
 /**
- * Dead-peer detection: every interval, a socket that has not answered the
+ * Dead-socket detection: every interval, a socket that has not answered the
  * previous ping is terminated (its close handler removes the peer from every
- * map), the others are pinged, and the store is told the joined ones are alive.
+ * map) and the others are pinged. (A peer's liveness in the store is its
+ * shard's: presence.js.)
  */
 export class Heartbeat {
   /**
-   * @param {{ intervalMs: number, sessions: () => Iterable<import('./session.js').Session>,
-   *   touch: (peerIds: string[]) => Promise<void>, warn: (err: Error, context: string) => void }} deps
+   * @param {{ intervalMs: number, sessions: () => Iterable<import('./session.js').Session> }} deps
    */
-  constructor ({ intervalMs, sessions, touch, warn }) {
+  constructor ({ intervalMs, sessions }) {
     this.intervalMs = intervalMs
     this.sessions = sessions
-    this.touch = touch
-    this.warn = warn
     /** @type {NodeJS.Timeout | null} */
     this.timer = null
   }
@@ -22,9 +20,8 @@ export class Heartbeat {
     this.timer.unref()
   }
 
-  /** One round: terminate the silent, ping the rest, touch the joined. */
+  /** One round: terminate the silent, ping the rest. */
   tick () {
-    const joined = []
     for (const session of this.sessions()) {
       if (!session.alive) {
         session.ws.terminate()
@@ -32,9 +29,7 @@ export class Heartbeat {
       }
       session.alive = false
       session.ws.ping()
-      if (session.peerId !== null) joined.push(session.peerId)
     }
-    if (joined.length > 0) this.touch(joined).catch((err) => this.warn(err, 'touching peers failed'))
   }
 
   stop () {

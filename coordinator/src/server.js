@@ -1,12 +1,13 @@
 /**
  * The coordinator: a WebSocket service (protocol in docs/protocol.md) with
- * `/healthz` and `/stats` over HTTP on the same port, and a STUN server on UDP.
- * Stateless apart from its sockets: the maps live in the store, so any number
- * of coordinators can share one Redis.
+ * `/healthz`, `/readyz` and `/stats` over HTTP on the same port, and a STUN
+ * server on UDP. Stateless apart from its sockets: the maps live in the store,
+ * so any number of coordinators can share one Redis; each is one shard, which
+ * beats its entry in the store's registry (presence.js).
  */
-import { EventEmitter } from 'node:events'
+import { randomBytes } from 'node:crypto'
+import { EventEmitter, once } from 'node:events'
 import { createServer } from 'node:http'
-import { once } from 'node:events'
 import { WebSocketServer } from 'ws'
 import { resolveConfig } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
@@ -15,6 +16,8 @@ import { HANDLERS, ORDERED_TYPES } from './handlers/index.js'
 import { Session } from './session.js'
 import { Relay } from './relay.js'
 import { Heartbeat } from './heartbeat.js'
+import { Presence } from './presence.js'
+import { PEER_BATCH } from './store/redis-store.js'
 import { openStore } from './store/index.js'
 import { startStunServer } from './stun/stun-server.js'
 
@@ -56,7 +59,10 @@ export class Coordinator extends EventEmitter {
     super()
     this.config = config
     this.now = now
-    this.shard = config.shardId
+    // A random suffix per start: a restarted coordinator, or two started with the
+    // same name by mistake, never answer for each other's peers.
+    const suffix = randomBytes(6).toString('base64url')
+    this.shard = config.shardId === null ? suffix : `${config.shardId}.${suffix}`
     this.ownsStore = ownsStore
     this.store = store
     /** @type {Map<string, Session>} joined peers on this shard, by id */
@@ -65,6 +71,8 @@ export class Coordinator extends EventEmitter {
     this.connections = new Set()
     this.counters = { connections: 0, messages: 0, lookups: 0, lookupHits: 0, updates: 0, relayed: 0, forwarded: 0, errors: 0 }
     this.url = ''
+    /** the URL other shards hand out for this one (`publicUrl`, else `url`) */
+    this.publicUrl = ''
     this.httpUrl = ''
     this.stunUrl = ''
     this.lastTick = 0
@@ -90,19 +98,68 @@ export class Coordinator extends EventEmitter {
     this.url = `ws://${host}:${port}`
     this.httpUrl = `http://${host}:${port}`
 
-    this.heartbeat = new Heartbeat({
-      intervalMs: config.pingIntervalMs,
-      sessions: () => this.connections,
-      touch: (ids) => this.store.touchPeers(ids),
+    this.publicUrl = config.publicUrl ?? this.url
+
+    this.presence = new Presence({
+      store: this.store,
+      shard: this.shard,
+      intervalMs: config.shardHeartbeatMs,
+      ttlMs: config.shardTtlMs,
+      info: () => ({ url: this.publicUrl, ...this.#counts() }),
+      relist: () => this.#relist(),
       warn: this.warn
     })
+    this.presence.on('down', (err) => this.warn(err ?? new Error('store unreachable'), 'store down: lookups answer no holders, changes fail with MGH_ERR_STORE'))
+    this.presence.on('up', () => this.emit('notice', 'store up'))
+    await this.presence.start()
+
+    this.heartbeat = new Heartbeat({ intervalMs: config.pingIntervalMs, sessions: () => this.connections })
     this.heartbeat.start()
   }
 
-  /** Figures for `/stats`: store-wide peers and holdings, this shard's counters. */
-  async stats () {
-    const { peers, holdings } = await this.store.stats()
-    return { shard: this.shard, peers, holdings, localPeers: this.sessions.size, ...this.counters }
+  /** @returns {{ peers: number, holdings: number }} this shard's joined peers and what they hold */
+  #counts () {
+    let holdings = 0
+    for (const session of this.sessions.values()) holdings += session.assets.size
+    return { peers: this.sessions.size, holdings }
+  }
+
+  /**
+   * Figures for `/stats`: peers and holdings over every live shard (the others'
+   * as of their last beat, this one's now), the live shards, and this shard's counters.
+   */
+  stats () {
+    const shards = this.store.liveShards()
+    shards.set(this.shard, { url: this.publicUrl, ...this.#counts() })
+    let peers = 0
+    let holdings = 0
+    for (const info of shards.values()) {
+      peers += info.peers
+      holdings += info.holdings
+    }
+    return { shard: this.shard, peers, holdings, shards: shards.size, localPeers: this.sessions.size, ...this.counters }
+  }
+
+  /** Whether this coordinator should get new clients: registered with a reachable store. */
+  ready () {
+    return this.presence?.registered === true
+  }
+
+  /**
+   * List every peer of this shard in the store again (after the store lost
+   * them), in order with each peer's own changes, a batch of peers at a time.
+   */
+  async #relist () {
+    const sessions = [...this.sessions.values()]
+    for (let i = 0; i < sessions.length; i += PEER_BATCH) {
+      await Promise.all(sessions.slice(i, i + PEER_BATCH).map((session) => new Promise((resolve) => {
+        session.enqueue(async () => {
+          const id = session.peerId
+          if (id !== null && !session.closed) await this.store.addPeer(id, [...session.assets]).catch((err) => this.warn(err, `listing ${id} again failed`))
+          resolve(undefined)
+        })
+      })))
+    }
   }
 
   /**
@@ -220,13 +277,11 @@ export class Coordinator extends EventEmitter {
     }
     const fail = (/** @type {MayghError} */ err) => json(err.status ?? 500, { error: { code: err.code, message: err.message } })
     if (path === '/healthz') return json(200, { ok: true, shard: this.shard })
-    if (path === '/stats') {
-      this.stats().then((s) => json(200, s), (err) => {
-        this.warn(err, 'stats failed')
-        fail(new MayghError(ERRORS.MGH_ERR_STORE))
-      })
-      return
+    if (path === '/readyz') {
+      const ready = this.ready()
+      return json(ready ? 200 : 503, { ready, shard: this.shard, store: this.presence?.up === true ? 'up' : 'down' })
     }
+    if (path === '/stats') return json(200, this.stats())
     fail(new MayghError(ERRORS.MGH_ERR_HTTP_NOT_FOUND))
   }
 
@@ -244,6 +299,7 @@ export class Coordinator extends EventEmitter {
     await Promise.all(open.map((s) => s.ws.readyState === s.ws.CLOSED ? null : once(s.ws, 'close')))
     clearTimeout(cutoff)
     await Promise.all(open.map((s) => s.queue))
+    await this.presence?.stop()
     await this.relay?.stop()
     await new Promise((resolve) => this.wss ? this.wss.close(() => resolve(undefined)) : resolve(undefined))
     if (this.http?.listening) await new Promise((resolve) => this.http?.close(resolve))

@@ -3,12 +3,13 @@ import assert from 'node:assert/strict'
 import { resolveConfig, DEFAULTS } from '../src/config.js'
 import { optionsFrom } from '../src/cli-options.js'
 
-test('defaults are documented values, frozen, with a random shard id', () => {
+test('defaults are documented values, frozen', () => {
   const config = resolveConfig()
   assert.equal(config.port, 7070)
   assert.equal(config.stunPort, 3478)
   assert.equal(config.redisUrl, null)
-  assert.match(config.shardId, /^[\w-]{8}$/)
+  assert.equal(config.shardId, null)
+  assert.equal(config.shardTtlMs, 3000)
   assert.ok(Object.isFrozen(config))
   assert.ok(Object.isFrozen(DEFAULTS))
 })
@@ -26,7 +27,10 @@ test('bad options and impossible combinations throw TypeError', () => {
     { stunPort: -1 },
     { host: '0.0.0.0' },
     { iceServers: [{ url: 'stun:x' }] },
-    { shardId: 'has space' }
+    { shardId: 'has space' },
+    { shardId: 'x'.repeat(49) },
+    { shardHeartbeatMs: 1000, shardTtlMs: 1500 },
+    { publicUrl: 'http://x' }
   ]
   for (const options of cases) assert.throws(() => resolveConfig(/** @type {any} */ (options)), TypeError, JSON.stringify(options))
   assert.equal(resolveConfig({ host: '0.0.0.0', iceServers: [{ urls: 'stun:stun.example.org:3478' }] }).host, '0.0.0.0')

@@ -2,8 +2,10 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { startCoordinator } from '../src/server.js'
+import { MemoryStore } from '../src/store/memory-store.js'
 import { TestClient } from './test-client.js'
 import { h, peerRemoved } from './store-contract.js'
+import { PEER_ID_PATTERN, shardOfPeer } from '../../protocol/index.js'
 
 describe('coordinator over WebSocket (memory store)', () => {
   /** @type {import('../src/server.js').Coordinator} */
@@ -20,7 +22,8 @@ describe('coordinator over WebSocket (memory store)', () => {
     const client = await TestClient.open(coordinator.url)
     const welcome = await client.join([h('a')])
     assert.equal(welcome.type, 'welcome')
-    assert.match(welcome.id, /^[A-Za-z0-9_-]{22}$/)
+    assert.match(welcome.id, PEER_ID_PATTERN)
+    assert.equal(shardOfPeer(welcome.id), coordinator.shard)
     assert.deepEqual(welcome.iceServers, [{ urls: coordinator.stunUrl }])
     assert.equal(welcome.holding, 1)
     assert.match(coordinator.stunUrl, /^stun:127\.0\.0\.1:\d+$/)
@@ -85,8 +88,10 @@ describe('coordinator over WebSocket (memory store)', () => {
     // with a ref, success is acknowledged (and the signal still arrives); without one, only failures answer
     assert.deepEqual(await a.request({ type: 'connect', to: idB, signal: { cid: 'c2' } }), { type: 'relayed', to: idB, ref: a.nextRef - 1 })
     assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'c2' } })
-    const unknown = await a.request({ type: 'connect', to: 'A'.repeat(22), signal: {} })
-    assert.equal(unknown.code, 'MGH_ERR_UNKNOWN_PEER')
+    for (const to of [`${coordinator.shard}~${'A'.repeat(22)}`, `nowhere~${'A'.repeat(22)}`]) {
+      assert.equal((await a.request({ type: 'connect', to, signal: {} })).code, 'MGH_ERR_UNKNOWN_PEER', to)
+    }
+    assert.equal((await a.request({ type: 'connect', to: 'A'.repeat(22), signal: {} })).code, 'MGH_ERR_BAD_FIELD', 'not a peer id')
     assert.equal((await a.request({ type: 'connect', to: idA, signal: {} })).code, 'MGH_ERR_BAD_FIELD')
     await Promise.all([a.close(), b.close()])
   })
@@ -142,13 +147,16 @@ describe('coordinator over WebSocket (memory store)', () => {
     await Promise.all([bad.close(), good.close()])
   })
 
-  test('HTTP: /healthz, /stats with CORS, coded 404', async () => {
+  test('HTTP: /healthz, /readyz, /stats with CORS, coded 404', async () => {
     const health = await fetch(`${coordinator.httpUrl}/healthz`)
     assert.deepEqual(await health.json(), { ok: true, shard: coordinator.shard })
+    const ready = await fetch(`${coordinator.httpUrl}/readyz`)
+    assert.equal(ready.status, 200)
+    assert.deepEqual(await ready.json(), { ready: true, shard: coordinator.shard, store: 'up' })
     const stats = await fetch(`${coordinator.httpUrl}/stats`)
     assert.equal(stats.headers.get('access-control-allow-origin'), '*')
     const body = await stats.json()
-    for (const key of ['peers', 'holdings', 'lookups', 'lookupHits', 'relayed', 'updates', 'connections', 'errors']) assert.equal(typeof body[key], 'number', key)
+    for (const key of ['peers', 'holdings', 'shards', 'lookups', 'lookupHits', 'relayed', 'updates', 'connections', 'errors']) assert.equal(typeof body[key], 'number', key)
     assert.ok(body.lookups > 0)
     const missing = await fetch(`${coordinator.httpUrl}/nope`)
     assert.equal(missing.status, 404)
@@ -228,14 +236,17 @@ describe('coordinator limits and liveness', () => {
     }
   })
 
-  test('close() tells clients to reconnect (1012) and empties the store', async () => {
-    const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
+  test('close() tells clients to reconnect (1012), empties the store and leaves the registry', async () => {
+    const store = new MemoryStore()
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0 }, { store })
     const client = await TestClient.open(coordinator.url)
-    await client.join([h('c')])
+    const { id } = await client.join([h('c')])
+    assert.deepEqual(coordinator.stats().holdings, 1)
     const closed = new Promise((resolve) => client.ws.once('close', (code) => resolve(code)))
-    const { store } = coordinator
     await coordinator.close()
     assert.equal(await closed, 1012)
-    assert.deepEqual(await store?.stats(), { peers: 0, holdings: 0 })
+    assert.equal(await store.getPeer(id), null)
+    assert.deepEqual(await store.sampleHolders(h('c'), 10), [])
+    assert.equal(store.isLive(coordinator.shard), false)
   })
 })

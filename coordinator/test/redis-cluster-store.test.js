@@ -8,7 +8,7 @@ import { Cluster } from 'ioredis'
 import { RedisStore, parseClusterUrl } from '../src/store/redis-store.js'
 import { startCoordinator } from '../src/server.js'
 import { startRedisCluster } from '../../test/support/redis-cluster.js'
-import { storeContract, expiryContract, h, peerRemoved } from './store-contract.js'
+import { storeContract, h, peerRemoved } from './store-contract.js'
 import { TestClient } from './test-client.js'
 
 /** @type {Awaited<ReturnType<typeof startRedisCluster>>} */
@@ -27,16 +27,30 @@ after(async () => {
   await cluster.close()
 })
 
-/** @param {{ peerTtlMs?: number, now?: () => number }} [options] */
-async function freshStore (options = {}) {
+async function freshStore () {
   await Promise.all(admin.nodes('master').map((node) => node.flushall()))
-  const store = new RedisStore({ url: cluster.url, peerTtlMs: 60000, ...options })
+  const store = new RedisStore({ url: cluster.url })
   await store.connect()
   return store
 }
 
-storeContract('RedisStore on a Cluster', () => freshStore(), { batched: true })
-expiryContract('RedisStore on a Cluster', freshStore)
+storeContract('RedisStore on a Cluster', freshStore, { batched: true })
+
+test('a beat notices any one master losing its data', async () => {
+  const info = { url: '', peers: 0, holdings: 0 }
+  const store = await freshStore()
+  try {
+    await store.beat('sa', info, 60_000)
+    assert.equal((await store.beat('sa', info, 60_000)).lost, false)
+    for (const node of admin.nodes('master')) {
+      await node.flushall()
+      assert.equal((await store.beat('sa', info, 60_000)).lost, true, `flushed ${node.options.port}`)
+      assert.equal((await store.beat('sa', info, 60_000)).lost, false)
+    }
+  } finally {
+    await store.close()
+  }
+})
 
 test('cluster URLs parse, with credentials and IPv6', () => {
   assert.equal(parseClusterUrl('redis://127.0.0.1:6379'), null)

@@ -52,8 +52,10 @@ function shardedSuite (name, setup) {
       await removed
       assert.deepEqual((await b.request({ type: 'lookup', hash: h('shared') })).peers, [])
       assert.equal((await b.request({ type: 'connect', to: idA, signal: {} })).code, 'MGH_ERR_UNKNOWN_PEER')
-      const stats = await (await fetch(`${shards[0].httpUrl}/stats`)).json()
-      assert.equal(stats.peers, 1, 'store-wide count, seen from either shard')
+      // Each shard counts its own peers now and the others' as of their last beat.
+      await shards[0].presence?.tick()
+      const stats = await (await fetch(`${shards[1].httpUrl}/stats`)).json()
+      assert.deepEqual([stats.peers, stats.shards], [1, 2], 'store-wide counts')
       await b.close()
     })
   })
@@ -71,8 +73,8 @@ shardedSuite('Redis', async () => {
     deps: {},
     cleanup: async () => {
       const admin = new Redis(server.url)
-      // Both shards removed their peers on close: nothing is left behind.
-      assert.deepEqual(await admin.keys('mgh:p:*'), [])
+      // Both shards removed their peers and left the registry on close: only the sentinel is left.
+      assert.deepEqual(await admin.keys('mgh:*'), ['mgh:e:{0}'])
       await admin.quit()
       await server.close()
     }

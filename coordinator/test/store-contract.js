@@ -10,8 +10,14 @@ import { EventEmitter, once } from 'node:events'
 
 /** @param {string} name @returns {string} an SRI name for a made-up asset */
 export const h = (name) => 'sha256-' + createHash('sha256').update(name).digest('base64')
-const info = (shard = 'shard-a') => ({ shard, joinedAt: 1700000000000 })
+/** @param {string} shard @param {string} name @returns {string} a peer id on `shard` */
+export const pid = (shard, name) => `${shard}~${name}`
 const ids = (/** @type {{id: string}[]} */ holders) => holders.map((x) => x.id).sort()
+/** @param {number} peers @param {number} holdings @returns {import('../src/store/store.js').ShardInfo} */
+const info = (peers = 0, holdings = 0) => ({ url: 'ws://127.0.0.1:1', peers, holdings })
+/** A TTL that outlives any test: shards beaten with it stay live. */
+const LONG = 600_000
+const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * @param {string} name
@@ -23,52 +29,52 @@ export function storeContract (name, makeStore, options = {}) {
   /** @param {(store: import('../src/store/store.js').Store) => Promise<void>} body */
   const withStore = (body) => async () => {
     const store = await makeStore()
-    try { await body(store) } finally { await store.close() }
+    try {
+      await store.beat('sa', info(), LONG)
+      await body(store)
+    } finally { await store.close() }
   }
+  const p1 = pid('sa', 'p1')
+  const p2 = pid('sa', 'p2')
 
   test(`${name}: a joined peer is in the client map and listed for what it holds`, withStore(async (store) => {
-    await store.addPeer('p1', info(), [h('a'), h('b')])
-    const peer = await store.getPeer('p1')
-    assert.deepEqual({ ...peer, assets: peer?.assets.sort() }, { id: 'p1', shard: 'shard-a', joinedAt: 1700000000000, lastChosen: 0, assets: [h('a'), h('b')].sort() })
-    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), ['p1'])
+    await store.addPeer(p1, [h('a'), h('b')])
+    const peer = await store.getPeer(p1)
+    assert.deepEqual({ ...peer, assets: peer?.assets.sort() }, { id: p1, shard: 'sa', assets: [h('a'), h('b')].sort() })
+    assert.deepEqual(await store.sampleHolders(h('a'), 10), [{ id: p1, lastChosen: 0 }])
     assert.deepEqual(await store.sampleHolders(h('zzz'), 10), [])
-    assert.equal(await store.shardOf('p1'), 'shard-a')
-    assert.equal(await store.shardOf('nobody'), null)
-    assert.equal(await store.getPeer('nobody'), null)
+    assert.equal(await store.getPeer(pid('sa', 'nobody')), null)
+    assert.equal(await store.hasPeer(p1), true)
+    assert.equal(await store.hasPeer(pid('sa', 'nobody')), false)
   }))
 
   test(`${name}: updates add and remove holdings`, withStore(async (store) => {
-    await store.addPeer('p1', info(), [h('a')])
-    await store.addPeer('p2', info(), [])
-    await store.updatePeer('p2', [h('a'), h('b')], [])
-    await store.updatePeer('p1', [h('c')], [h('a')])
-    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), ['p2'])
-    assert.deepEqual(ids(await store.sampleHolders(h('b'), 10)), ['p2'])
-    assert.deepEqual(ids(await store.sampleHolders(h('c'), 10)), ['p1'])
-    assert.deepEqual((await store.getPeer('p1'))?.assets, [h('c')])
-    assert.deepEqual(await store.stats(), { peers: 2, holdings: 3 })
+    await store.addPeer(p1, [h('a')])
+    await store.addPeer(p2, [])
+    await store.updatePeer(p2, [h('a'), h('b')], [])
+    await store.updatePeer(p1, [h('c')], [h('a')])
+    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), [p2])
+    assert.deepEqual(ids(await store.sampleHolders(h('b'), 10)), [p2])
+    assert.deepEqual(ids(await store.sampleHolders(h('c'), 10)), [p1])
+    assert.deepEqual((await store.getPeer(p1))?.assets, [h('c')])
   }))
 
   test(`${name}: a removed peer disappears from every map at once`, withStore(async (store) => {
-    await store.addPeer('p1', info(), [h('a'), h('b')])
-    await store.addPeer('p2', info(), [h('a')])
-    await store.removePeer('p1', [h('a'), h('b')])
-    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), ['p2'])
+    await store.addPeer(p1, [h('a'), h('b')])
+    await store.addPeer(p2, [h('a')])
+    await store.removePeer(p1, [h('a'), h('b')])
+    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), [p2])
     assert.deepEqual(await store.sampleHolders(h('b'), 10), [])
-    assert.equal(await store.getPeer('p1'), null)
-    assert.equal(await store.shardOf('p1'), null)
-    // Without the asset list, the store reads it itself.
-    await store.removePeer('p2')
-    assert.deepEqual(await store.sampleHolders(h('a'), 10), [])
-    assert.deepEqual(await store.stats(), { peers: 0, holdings: 0 })
-    // Removing twice is harmless and does not skew the counts.
-    await store.removePeer('p2')
-    assert.deepEqual(await store.stats(), { peers: 0, holdings: 0 })
+    assert.equal(await store.getPeer(p1), null)
+    assert.equal(await store.hasPeer(p1), false)
+    // Removing twice is harmless.
+    await store.removePeer(p1, [h('a'), h('b')])
+    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), [p2])
   }))
 
   test(`${name}: sampling is bounded and reaches every holder`, withStore(async (store) => {
-    const all = Array.from({ length: 40 }, (_, i) => `peer${i}`)
-    for (const id of all) await store.addPeer(id, info(), [h('popular')])
+    const all = Array.from({ length: 40 }, (_, i) => pid('sa', `peer${i}`))
+    for (const id of all) await store.addPeer(id, [h('popular')])
     const seen = new Set()
     for (let i = 0; i < 200; i++) {
       const sample = await store.sampleHolders(h('popular'), 5)
@@ -79,20 +85,56 @@ export function storeContract (name, makeStore, options = {}) {
     assert.equal(seen.size, all.length)
   }))
 
-  test(`${name}: markChosen records the time and never resurrects a gone peer`, withStore(async (store) => {
-    await store.addPeer('p1', info(), [h('a')])
-    await store.markChosen(['p1', 'gone'], 1234)
-    assert.deepEqual(await store.sampleHolders(h('a'), 10), [{ id: 'p1', lastChosen: 1234 }])
-    assert.equal(await store.getPeer('gone'), null)
-    await store.touchPeers(['p1'])
-    assert.equal((await store.getPeer('p1'))?.lastChosen, 1234)
+  test(`${name}: markChosen times the entry for that asset only, and never brings a gone entry back`, withStore(async (store) => {
+    await store.addPeer(p1, [h('a'), h('b')])
+    await store.markChosen(h('a'), p1, 1234)
+    await store.markChosen(h('a'), p2, 99)
+    assert.deepEqual(await store.sampleHolders(h('a'), 10), [{ id: p1, lastChosen: 1234 }])
+    assert.deepEqual(await store.sampleHolders(h('b'), 10), [{ id: p1, lastChosen: 0 }])
+    await store.updatePeer(p1, [], [h('b')])
+    await store.markChosen(h('b'), p1, 5)
+    assert.deepEqual(await store.sampleHolders(h('b'), 10), [])
+    // Listed again (after the store lost data), an entry it still has keeps its time.
+    await store.addPeer(p1, [h('a'), h('c')])
+    assert.deepEqual(await store.sampleHolders(h('a'), 10), [{ id: p1, lastChosen: 1234 }])
+    assert.deepEqual(await store.sampleHolders(h('c'), 10), [{ id: p1, lastChosen: 0 }])
   }))
 
-  test(`${name}: rejoining under the same id replaces the old record`, withStore(async (store) => {
-    await store.addPeer('p1', info('shard-a'), [h('a')])
-    await store.addPeer('p1', info('shard-b'), [h('b')])
-    assert.equal(await store.shardOf('p1'), 'shard-b')
-    assert.deepEqual((await store.getPeer('p1'))?.assets, [h('b')])
+  test(`${name}: the registry lists live shards with what they said`, withStore(async (store) => {
+    const { live, dead, lost } = await store.beat('sb', info(2, 30), LONG)
+    assert.deepEqual([...live.keys()].sort(), ['sa', 'sb'])
+    assert.deepEqual(live.get('sb'), info(2, 30))
+    assert.deepEqual(dead, [])
+    assert.equal(lost, false)
+    assert.ok(store.isLive('sb'))
+    assert.ok(!store.isLive('sz'))
+    assert.deepEqual(store.liveShards(), live)
+    await store.leave('sb')
+    assert.ok(!store.isLive('sb'))
+    assert.deepEqual([...(await store.beat('sa', info(), LONG)).live.keys()], ['sa'])
+  }))
+
+  test(`${name}: a shard that stops beating: its peers stop being handed out, one shard reaps it`, withStore(async (store) => {
+    const ttl = 300
+    await store.beat('sd', info(), ttl)
+    const onDead = pid('sd', 'x')
+    await store.addPeer(onDead, [h('a'), h('b')])
+    await store.addPeer(p1, [h('a')])
+    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), [onDead, p1].sort())
+    await sleep(ttl + 50)
+    // Gone from lookups at once, before any beat has noticed.
+    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), [p1])
+    assert.ok(!store.isLive('sd'))
+    const first = await store.beat('sa', info(), LONG)
+    assert.deepEqual(first.dead, ['sd'])
+    assert.ok(!first.live.has('sd'))
+    assert.deepEqual((await store.beat('sa', info(), LONG)).dead, [], 'handed to one beat only')
+    await store.reapShard('sd')
+    assert.equal(await store.getPeer(onDead), null)
+    // Had the shard come back, its holders would be listed again: they are gone.
+    await store.beat('sd', info(), LONG)
+    assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), [p1])
+    assert.deepEqual(await store.sampleHolders(h('b'), 10), [])
   }))
 
   test(`${name}: the bus delivers to the subscribed shard only`, withStore(async (store) => {
@@ -114,77 +156,21 @@ export function storeContract (name, makeStore, options = {}) {
   }))
 
   if (options.batched) {
-    test(`${name}: a join or update of 50 assets (spread over many keys) is one round trip`, withStore(async (store) => {
+    test(`${name}: a join or update of 50 assets (spread over many keys) is one round trip, a lookup one command`, withStore(async (store) => {
       const remote = /** @type {import('../src/store/store.js').Store & { roundTrips: number }} */ (store)
       const fifty = Array.from({ length: 50 }, (_, i) => h(`asset${i}`))
-      await store.addPeer('p1', info(), [])
+      await store.addPeer(p1, [])
       let before = remote.roundTrips
-      await store.updatePeer('p1', fifty, [])
+      await store.updatePeer(p1, fifty, [])
       assert.equal(remote.roundTrips - before, 1)
       before = remote.roundTrips
-      await store.addPeer('p2', info(), fifty)
+      await store.addPeer(p2, fifty)
       assert.equal(remote.roundTrips - before, 1)
-      for (let i = 0; i < 50; i += 7) assert.deepEqual(ids(await store.sampleHolders(h(`asset${i}`), 5)), ['p1', 'p2'])
+      before = remote.roundTrips
+      for (let i = 0; i < 50; i += 7) assert.deepEqual(ids(await store.sampleHolders(h(`asset${i}`), 5)), [p1, p2])
+      assert.equal(remote.roundTrips - before, 8)
     }))
   }
-}
-
-/**
- * Expiry, for stores whose records outlive a coordinator that dies (Redis): a
- * peer that no shard touches stops being handed out `peerTtlMs` after its last
- * touch. The store's clock is the test's, so time is moved instead of waited
- * out; Redis's own TTL, which reclaims the keys in real time, is read, not
- * waited for. Key names follow redis-store.js.
- * @param {string} name
- * @param {(options: { peerTtlMs: number, now: () => number }) => Promise<import('../src/store/redis-store.js').RedisStore>} makeStore
- */
-export function expiryContract (name, makeStore) {
-  test(`${name}: a peer whose coordinator died expires and is no longer handed out`, async () => {
-    const ttl = 90_000
-    let now = 1_700_000_000_000
-    const store = await makeStore({ peerTtlMs: ttl, now: () => now })
-    const { redis } = store
-    const keys = (/** @type {string} */ id) => [`mgh:p:{${id}}`, `mgh:p:{${id}}:a`]
-    try {
-      await store.addPeer('alive', info('s'), [h('a')])
-      await store.addPeer('dead', info('gone'), [h('a')])
-      for (const key of keys('dead')) {
-        const pttl = await redis.pttl(key)
-        assert.ok(pttl > 0 && pttl <= ttl, `${key} has Redis TTL ${pttl}`)
-      }
-      now += ttl - 1
-      assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), ['alive', 'dead'], 'both live until the TTL is up')
-      await store.touchPeers(['alive']) // only the live shard keeps touching its peers
-      now += 1
-      assert.deepEqual(ids(await store.sampleHolders(h('a'), 10)), ['alive'])
-      assert.equal(await store.shardOf('dead'), null)
-      assert.equal(await store.getPeer('dead'), null)
-      // That lookup forgot the dead holder without waiting (off its path); a later
-      // command on the store's own connection runs after it, so this read sees it.
-      assert.deepEqual(await redis.smembers(`mgh:h:{${h('a')}}`), ['alive'])
-      // Once Redis has reclaimed a record (an expired key reads like a deleted one), it is dropped the same way.
-      await store.addPeer('reclaimed', info('gone'), [h('b')])
-      await redis.del(...keys('reclaimed'))
-      assert.deepEqual(await store.sampleHolders(h('b'), 10), [])
-      assert.equal(await store.shardOf('reclaimed'), null)
-
-      // A touch renews Redis's TTL too (shortened here so that the renewal shows).
-      for (const key of keys('alive')) await redis.pexpire(key, 10_000)
-      await store.touchPeers(['alive'])
-      for (const key of keys('alive')) assert.ok(await redis.pttl(key) > 10_000, `${key} renewed`)
-      now += ttl - 1
-      assert.equal(await store.shardOf('alive'), 's', 'a touch is good for a whole TTL')
-      now += 1
-      assert.equal(await store.shardOf('alive'), null)
-
-      // Touching a peer that is gone does not bring its keys back.
-      await store.removePeer('dead')
-      await store.touchPeers(['dead'])
-      assert.equal(await redis.exists(...keys('dead')), 0)
-    } finally {
-      await store.close()
-    }
-  })
 }
 
 /** How long a test waits for a message or a close before it fails. */

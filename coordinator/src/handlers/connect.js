@@ -1,23 +1,29 @@
 /**
  * `connect`: relay a WebRTC signal (offer, answer, ICE candidate) to another
  * peer, directly when its socket is on this shard, else over the store's bus to
- * the shard the client map names. A request with a `ref` is acknowledged with
+ * the shard its id names, if that shard is live. A request with a `ref` is acknowledged with
  * `relayed` once the signal is handed to the target's socket or to its shard's
  * bus, so a client never waits out a timer on success; one without a `ref`
  * (trickled ICE candidates) gets no reply unless it fails.
  */
-import { ERRORS, MayghError } from '../../../protocol/index.js'
+import { ERRORS, MayghError, shardOfPeer } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
-export async function connect (message, { session, store, relay }) {
+export async function connect (message, { session, store, relay, shard: here }) {
   const from = session.requirePeer().peerId
   const to = /** @type {string} */ (message.to)
   if (to === from) throw new MayghError(ERRORS.MGH_ERR_BAD_FIELD, '"to" must be another peer')
   const signal = /** @type {object} */ (message.signal)
-  if (!relay.deliverLocal(to, from, signal)) {
-    const shard = await store.shardOf(to)
-    if (shard === null) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
-    await relay.forward(shard, to, from, signal)
+  const shard = shardOfPeer(to)
+  if (shard === here) {
+    if (!relay.deliverLocal(to, from, signal)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
+  } else {
+    // A shard started since the last beat is not known yet: read the registry once.
+    if (!store.isLive(shard)) await store.refresh()
+    if (!store.isLive(shard)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
+    // Sent together (one round trip): a signal for a peer that has left is dropped by its shard.
+    const [listed] = await Promise.all([store.hasPeer(to), relay.forward(shard, to, from, signal)])
+    if (!listed) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
   }
   return message.ref === undefined ? undefined : { type: 'relayed', to }
 }

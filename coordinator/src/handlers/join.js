@@ -9,8 +9,8 @@ import { ERRORS, MayghError } from '../../../protocol/index.js'
 export async function join (message, { session, store, config, shard, sessions, iceServers }) {
   if (session.peerId !== null) throw new MayghError(ERRORS.MGH_ERR_ALREADY_JOINED)
   const have = [...new Set(/** @type {string[]} */ (message.have ?? []))]
-  const id = randomBytes(16).toString('base64url')
-  await store.addPeer(id, { shard, joinedAt: Date.now() }, have)
+  const id = `${shard}~${randomBytes(16).toString('base64url')}`
+  await store.addPeer(id, have)
   session.peerId = id
   session.assets = new Set(have)
   sessions.set(id, session)

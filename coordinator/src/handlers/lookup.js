@@ -1,7 +1,8 @@
 /**
- * `lookup`: which online peers hold an asset. The store samples holders (step 1
- * of the shared peer-selection rule, `policy/peer-selection.js`); this handler
- * ranks them and marks the first (steps 2 and 3), exactly as the simulator does.
+ * `lookup`: which online peers hold an asset. The store samples holders on live
+ * shards (step 1 of the shared peer-selection rule, `policy/peer-selection.js`);
+ * this handler ranks them and marks the first one's entry for this asset
+ * (steps 2 and 3), exactly as the simulator does.
  */
 import { HolderRanking, rankKey } from '../policy/peer-selection.js'
 
@@ -9,7 +10,14 @@ import { HolderRanking, rankKey } from '../policy/peer-selection.js'
 export async function lookup (message, { session, store, config, counters, clock, warn }) {
   const asker = session.requirePeer().peerId
   const hash = /** @type {string} */ (message.hash)
-  const holders = await store.sampleHolders(hash, config.candidateSample)
+  let holders
+  try {
+    holders = await store.sampleHolders(hash, config.candidateSample)
+  } catch (err) {
+    // A store that is down or slow answers "no holders": the page goes to the origin at once.
+    warn(err, 'lookup failed')
+    holders = []
+  }
   const connected = new Set(/** @type {string[]} */ (message.connected ?? []))
   /** @type {HolderRanking<string>} */
   const ranking = new HolderRanking(config.maxHolders, asker)
@@ -20,7 +28,7 @@ export async function lookup (message, { session, store, config, counters, clock
   const peers = ranking.ids.slice(0, ranking.size)
   // Not awaited: commands on one store connection run in order, so the next
   // lookup already sees this choice; the reply need not wait for it.
-  if (peers.length > 0) store.markChosen([ranking.marked()], clock()).catch((err) => warn(err, 'markChosen failed'))
+  if (peers.length > 0) store.markChosen(hash, ranking.marked(), clock()).catch((err) => warn(err, 'markChosen failed'))
   counters.lookups++
   if (peers.length > 0) counters.lookupHits++
   return { type: 'holders', hash, peers }

@@ -6,14 +6,18 @@ import { MemoryStore } from './memory-store.js'
 import { RedisStore } from './redis-store.js'
 
 /**
- * @param {{ redisUrl: string | null, pingIntervalMs: number }} config
+ * @param {{ redisUrl: string | null, storeTimeoutMs: number }} config
  * @returns {Promise<import('./store.js').Store>}
  */
-export async function openStore ({ redisUrl, pingIntervalMs }) {
+export async function openStore ({ redisUrl, storeTimeoutMs }) {
   if (redisUrl === null) return new MemoryStore()
-  // A record outlives two missed touches (one per ping interval) before it expires.
-  const store = new RedisStore({ url: redisUrl, peerTtlMs: pingIntervalMs * 3 })
-  await store.connect()
+  const store = new RedisStore({ url: redisUrl, timeoutMs: storeTimeoutMs })
+  try {
+    await store.connect()
+  } catch (err) {
+    await store.close()
+    throw err
+  }
   return store
 }
 

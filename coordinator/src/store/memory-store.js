@@ -1,22 +1,27 @@
 /**
  * In-process store: the embedded default. Everything lives in Maps; the bus is
  * an EventEmitter, so coordinators sharing one instance in one process relay to
- * each other exactly as Redis-backed shards do.
+ * each other exactly as Redis-backed shards do, and the shard registry expires
+ * entries by the store's clock exactly as Redis's does.
  */
 import { EventEmitter } from 'node:events'
 import { sampleNext, sampleStart } from '../policy/peer-selection.js'
+import { shardOfPeer } from '../../../protocol/index.js'
 
 /** @typedef {import('./store.js').Store} Store */
-/** @typedef {import('./store.js').PeerRecord} PeerRecord */
+/** @typedef {import('./store.js').ShardInfo} ShardInfo */
 
 /**
- * Holders of one asset: an array for O(1) random sampling plus an index for
- * O(1) removal (swap with the last element).
+ * Holders of one asset: an array for O(1) random sampling, the time each entry
+ * was last chosen beside it, and an index for O(1) removal (swap with the last
+ * element).
  */
 class HolderSet {
   constructor () {
     /** @type {string[]} */
     this.ids = []
+    /** @type {number[]} lastChosen of the entry at the same position */
+    this.chosen = []
     /** @type {Map<string, number>} */
     this.index = new Map()
   }
@@ -26,6 +31,7 @@ class HolderSet {
     if (this.index.has(id)) return
     this.index.set(id, this.ids.length)
     this.ids.push(id)
+    this.chosen.push(0)
   }
 
   /** @param {string} id */
@@ -33,9 +39,11 @@ class HolderSet {
     const at = this.index.get(id)
     if (at === undefined) return
     const last = /** @type {string} */ (this.ids.pop())
+    const lastChosen = /** @type {number} */ (this.chosen.pop())
     this.index.delete(id)
     if (at < this.ids.length) {
       this.ids[at] = last
+      this.chosen[at] = lastChosen
       this.index.set(last, at)
     }
   }
@@ -44,24 +52,73 @@ class HolderSet {
 /** @implements {Store} */
 export class MemoryStore {
   /**
-   * @param {{ random?: import('../policy/peer-selection.js').RandomSource }} [options]
-   *   random: where `sampleHolders` draws its random start (a test passes a seeded source)
+   * @param {{ random?: import('../policy/peer-selection.js').RandomSource, now?: () => number }} [options]
+   *   random: where `sampleHolders` draws its random start (a test passes a seeded source);
+   *   now: ms, the clock shard entries expire by (default Date.now)
    */
-  constructor ({ random = Math } = {}) {
+  constructor ({ random = Math, now = Date.now } = {}) {
     this.random = random
-    /** @type {Map<string, {shard: string, joinedAt: number, lastChosen: number, assets: Set<string>}>} */
+    this.now = now
+    /** @type {Map<string, Set<string>>} what each peer holds */
     this.peers = new Map()
     /** @type {Map<string, HolderSet>} */
     this.holders = new Map()
-    this.holdings = 0
+    /** @type {Map<string, { info: ShardInfo, expiresAt: number }>} the shard registry */
+    this.shards = new Map()
     this.bus = new EventEmitter()
     this.bus.setMaxListeners(0)
   }
 
+  /** @type {Store['beat']} */
+  async beat (shard, info, ttlMs) {
+    const now = this.now()
+    this.shards.set(shard, { info: { ...info }, expiresAt: now + ttlMs })
+    const dead = []
+    for (const [id, entry] of this.shards) {
+      if (entry.expiresAt <= now) {
+        this.shards.delete(id)
+        dead.push(id)
+      }
+    }
+    // Nothing here outlives the process, so nothing is ever lost while a shard runs.
+    return { live: this.liveShards(), dead, lost: false }
+  }
+
+  /** @type {Store['leave']} */
+  async leave (shard) {
+    this.shards.delete(shard)
+  }
+
+  /** @type {Store['reapShard']} */
+  async reapShard (shard) {
+    for (const [id, assets] of this.peers) {
+      if (shardOfPeer(id) === shard) await this.removePeer(id, [...assets])
+    }
+  }
+
+  /** @type {Store['isLive']} */
+  isLive (shard) {
+    const entry = this.shards.get(shard)
+    return entry !== undefined && entry.expiresAt > this.now()
+  }
+
+  /** @type {Store['refresh']} */
+  async refresh () {
+    // The registry is this object: always current.
+  }
+
+  /** @type {Store['liveShards']} */
+  liveShards () {
+    const now = this.now()
+    /** @type {Map<string, ShardInfo>} */
+    const live = new Map()
+    for (const [shard, { info, expiresAt }] of this.shards) if (expiresAt > now) live.set(shard, info)
+    return live
+  }
+
   /** @type {Store['addPeer']} */
-  async addPeer (id, { shard, joinedAt }, assets) {
-    if (this.peers.has(id)) await this.removePeer(id)
-    this.peers.set(id, { shard, joinedAt, lastChosen: 0, assets: new Set() })
+  async addPeer (id, assets) {
+    if (!this.peers.has(id)) this.peers.set(id, new Set())
     this.#add(id, assets)
   }
 
@@ -74,15 +131,10 @@ export class MemoryStore {
 
   /** @type {Store['removePeer']} */
   async removePeer (id) {
-    const peer = this.peers.get(id)
-    if (peer === undefined) return
-    this.#remove(id, [...peer.assets])
+    const held = this.peers.get(id)
+    if (held === undefined) return
+    this.#remove(id, [...held])
     this.peers.delete(id)
-  }
-
-  /** @type {Store['touchPeers']} */
-  async touchPeers () {
-    // Records live exactly as long as their sessions; nothing expires.
   }
 
   /** @type {Store['sampleHolders']} */
@@ -90,34 +142,34 @@ export class MemoryStore {
     const set = this.holders.get(hash)
     if (set === undefined) return []
     // The shared rule's sample (policy/peer-selection.js): a run from a random
-    // start, wrapping; every holder listed here is live.
+    // start, wrapping, counting only holders on live shards.
     const sample = []
     const n = set.ids.length
-    for (let pos = sampleStart(n, limit, this.random); pos !== -1; pos = sampleNext(pos, sample.length, sample.length, n, limit)) {
+    let read = 0
+    for (let pos = sampleStart(n, limit, this.random); pos !== -1; pos = sampleNext(pos, ++read, sample.length, n, limit)) {
       const id = set.ids[pos]
-      sample.push({ id, lastChosen: this.#peer(id).lastChosen })
+      if (this.isLive(shardOfPeer(id))) sample.push({ id, lastChosen: set.chosen[pos] })
     }
     return sample
   }
 
   /** @type {Store['markChosen']} */
-  async markChosen (ids, at) {
-    for (const id of ids) {
-      const peer = this.peers.get(id)
-      if (peer !== undefined) peer.lastChosen = at
-    }
+  async markChosen (hash, id, at) {
+    const set = this.holders.get(hash)
+    const pos = set?.index.get(id)
+    if (set !== undefined && pos !== undefined) set.chosen[pos] = at
+  }
+
+  /** @type {Store['hasPeer']} */
+  async hasPeer (id) {
+    return this.peers.has(id)
   }
 
   /** @type {Store['getPeer']} */
   async getPeer (id) {
-    const peer = this.peers.get(id)
-    if (peer === undefined) return null
-    return { id, shard: peer.shard, joinedAt: peer.joinedAt, lastChosen: peer.lastChosen, assets: [...peer.assets] }
-  }
-
-  /** @type {Store['shardOf']} */
-  async shardOf (id) {
-    return this.peers.get(id)?.shard ?? null
+    const held = this.peers.get(id)
+    if (held === undefined) return null
+    return { id, shard: shardOfPeer(id), assets: [...held] }
   }
 
   /** @type {Store['publish']} */
@@ -133,37 +185,20 @@ export class MemoryStore {
     return async () => { this.bus.off(shard, onMessage) }
   }
 
-  /** @type {Store['stats']} */
-  async stats () {
-    return { peers: this.peers.size, holdings: this.holdings }
-  }
-
   /** @type {Store['close']} */
   async close () {
     this.bus.removeAllListeners()
   }
 
   /**
-   * The record of a peer the caller knows is online (a holder listed in the
-   * index, or the peer an update or removal is about).
-   * @param {string} id
-   */
-  #peer (id) {
-    const peer = this.peers.get(id)
-    if (peer === undefined) throw new Error(`memory store: no record for online peer ${id}`)
-    return peer
-  }
-
-  /**
-   * @param {string} id
+   * @param {string} id a listed peer
    * @param {string[]} hashes
    */
   #add (id, hashes) {
-    const assets = this.#peer(id).assets
+    const assets = /** @type {Set<string>} */ (this.peers.get(id))
     for (const hash of hashes) {
       if (assets.has(hash)) continue
       assets.add(hash)
-      this.holdings++
       let set = this.holders.get(hash)
       if (set === undefined) this.holders.set(hash, (set = new HolderSet()))
       set.add(id)
@@ -171,14 +206,13 @@ export class MemoryStore {
   }
 
   /**
-   * @param {string} id
+   * @param {string} id a listed peer
    * @param {string[]} hashes
    */
   #remove (id, hashes) {
-    const assets = this.#peer(id).assets
+    const assets = /** @type {Set<string>} */ (this.peers.get(id))
     for (const hash of hashes) {
       if (!assets.delete(hash)) continue
-      this.holdings--
       const set = this.holders.get(hash)
       if (set === undefined) continue
       set.delete(id)

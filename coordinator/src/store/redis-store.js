@@ -1,62 +1,106 @@
 /**
- * Redis store: the client map and content-location map shared by every
- * coordinator shard, and Redis pub/sub as the bus between shards.
+ * Redis store: the client map, the content-location map and the shard
+ * registry shared by every coordinator shard, and Redis pub/sub as the bus
+ * between shards.
  *
  * Works on one Redis (`redis://…`) and on Redis Cluster (`redis+cluster://host:port,…`,
- * any subset of the nodes). Keys (hash tags keep keys used together in one slot):
- *   mgh:p:{<peer>}     HASH  s = shard, j = joinedAt, c = lastChosen,
- *                            e = expiresAt                            (expires unless touched)
- *   mgh:p:{<peer>}:a   SET   hashes the peer holds                       (expires with it)
- *   mgh:h:{<hash>}     SET   ids of the peers holding the asset
- *   mgh:{n}:peers, mgh:{n}:holdings   counters for /stats
- *   mgh:bus:<shard>    pub/sub channel of one coordinator
+ * any subset of the nodes). Keys (a hash tag keeps keys used together in one slot):
+ *   mgh:h:{<hash>}    HASH  holders of an asset: peer id → when a lookup of this asset last chose it (ms, 0 = never)
+ *   mgh:a:{<peer>}    SET   hashes a peer holds (what removing it, or reaping its shard, reads)
+ *   mgh:s:{<shard>}   SET   ids of the peers joined on a shard (what a reaper walks)
+ *   mgh:{r}:shards    ZSET  the registry: live shard → when its entry expires (Redis's clock, ms)
+ *   mgh:{r}:info      HASH  shard → its ShardInfo, JSON
+ *   mgh:{r}:reaping   ZSET  dead shard → when its reaper's lease runs out
+ *   mgh:e:{<tag>}     STRING  a sentinel on each master: gone means that master lost its data
+ *   mgh:bus:<shard>   pub/sub channel of one coordinator
  *
- * Peer records expire `peerTtlMs` after the last touch, so a coordinator that
- * dies without cleaning up leaves nothing that lookups hand out for long:
- * `sampleHolders` checks every candidate's record and drops the dead ones.
- * The store's clock (`now`, wall-clock ms: shards compare each other's
- * timestamps) decides expiry through `e`, so a test moves time instead of
- * waiting it out; Redis's own TTL, the same span, only reclaims the memory. A
- * record without `e` (written before it existed) lives by its Redis TTL alone.
- * Every operation is one batch of commands sent together: a pipeline on one
- * Redis, auto-pipelined per node on a Cluster (one round trip to each node the
- * keys live on). Removing a peer whose assets are unknown, and a lookup, take two.
+ * A lookup is one command (HRANDFIELD … WITHVALUES): a random sample of the
+ * holders with the times the ranking needs; a holder is online when the shard
+ * its id names is live, which every shard knows from its last beat, so nothing
+ * is read per candidate. Every change is one batch of commands sent together,
+ * auto-pipelined (one write per node; on a Cluster, one round trip to each node
+ * the keys live on). A beat is one Lua script on the registry's slot, run on
+ * Redis's clock so that shards on different hosts agree on expiry, plus one
+ * `SET NX` per master for the sentinels.
  */
 import { Cluster, Redis } from 'ioredis'
-import { backoffDelay } from '../../../protocol/index.js'
+import calculateSlot from 'cluster-key-slot'
+import { backoffDelay, shardOfPeer } from '../../../protocol/index.js'
 
 /** @typedef {import('./store.js').Store} Store */
+/** @typedef {import('./store.js').ShardInfo} ShardInfo */
 
 const PREFIX = 'mgh:'
-const peerKey = (/** @type {string} */ id) => `${PREFIX}p:{${id}}`
-const assetsKey = (/** @type {string} */ id) => `${PREFIX}p:{${id}}:a`
 const holdersKey = (/** @type {string} */ hash) => `${PREFIX}h:{${hash}}`
-const PEERS_COUNT = `${PREFIX}{n}:peers`
-const HOLDINGS_COUNT = `${PREFIX}{n}:holdings`
+const assetsKey = (/** @type {string} */ id) => `${PREFIX}a:{${id}}`
+const shardPeersKey = (/** @type {string} */ shard) => `${PREFIX}s:{${shard}}`
+const REGISTRY = `${PREFIX}{r}:shards`
+const INFO = `${PREFIX}{r}:info`
+const REAPING = `${PREFIX}{r}:reaping`
+const sentinelKey = (/** @type {string} */ tag) => `${PREFIX}e:{${tag}}`
 const busChannel = (/** @type {string} */ shard) => `${PREFIX}bus:${shard}`
-/** touches per pipeline, so one huge shard does not build one huge command buffer */
-const TOUCH_CHUNK = 1000
-
-/** Sets lastChosen only on a record that still exists (HSET would resurrect an expired peer without a TTL). */
-const MARK_CHOSEN_LUA = "if redis.call('exists', KEYS[1]) == 1 then redis.call('hset', KEYS[1], 'c', ARGV[1]) end return 0"
-/** Extends a record that still exists (and its asset set: same hash tag, same slot); a gone peer stays gone. */
-const TOUCH_LUA = "if redis.call('pexpire', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1], 'e', ARGV[2]) redis.call('pexpire', KEYS[2], ARGV[1]) end return 0"
+/** peers per batch when a reaper walks a dead shard, or a shard lists its peers again */
+export const PEER_BATCH = 200
+/** the least time between two registry reads prompted by a shard this store has not heard of */
+const REFRESH_MS = 100
+/** how long a reaper may take before another shard takes the dead shard over */
+const REAP_LEASE_MS = 60_000
 
 /**
- * @param {string | null | undefined} expiresAt a record's `e`
- * @param {number} now
- * @returns {boolean} whether the record has expired by the store's clock
+ * The beat (KEYS: registry, info, reaping; ARGV: shard, ttlMs, info JSON, reap lease ms):
+ * renews this shard's entry; moves expired shards to `reaping` with a lease and
+ * returns them (with any whose reaper's lease ran out) to this caller alone; and
+ * returns the live shards with their time left and info. A shard that beats
+ * again after being declared dead leaves `reaping`, which stops its reaper.
+ * Returns { had entry 0|1, [shard, msLeft, info JSON]…, [dead shard]… }.
  */
-const expired = (expiresAt, now) => expiresAt != null && Number(expiresAt) <= now
+const LIVE_LUA = `
+local live = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')
+local out = {}
+for i = 1, #live, 2 do
+  out[#out + 1] = live[i]
+  out[#out + 1] = tostring(tonumber(live[i + 1]) - now)
+  out[#out + 1] = redis.call('HGET', KEYS[2], live[i]) or ''
+end`
+const NOW_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`
+const BEAT_LUA = `${NOW_LUA}
+local shard = ARGV[1]
+local lease = tonumber(ARGV[4])
+local had = redis.call('ZSCORE', KEYS[1], shard)
+redis.call('ZREM', KEYS[3], shard)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), shard)
+redis.call('HSET', KEYS[2], shard, ARGV[3])
+local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+for _, s in ipairs(dead) do
+  redis.call('ZREM', KEYS[1], s)
+  redis.call('HDEL', KEYS[2], s)
+  redis.call('ZADD', KEYS[3], now + lease, s)
+end
+for _, s in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  redis.call('ZADD', KEYS[3], now + lease, s)
+  dead[#dead + 1] = s
+end
+${LIVE_LUA}
+return { had and 1 or 0, out, dead }`
+
+/** Reads the live shards without beating (KEYS: registry, info); returns [shard, msLeft, info JSON]…. */
+const READ_LUA = `${NOW_LUA}
+${LIVE_LUA}
+return out`
+
+/** Sets an entry's time only if the entry still exists (HSET would bring back a holder that has left). */
+const MARK_LUA = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0"
 
 /**
  * Reconnect delay for ioredis: the project's one backoff (capped exponential
- * with jitter), from 50 ms up to 5 s.
+ * with jitter), from 50 ms up to 2 s.
  * @param {number} times attempts so far (ioredis starts at 1)
  * @returns {number} ms
  */
 function redisRetryDelay (times) {
-  return Math.round(backoffDelay(times, { baseMs: 50, maxMs: 5000 }))
+  return Math.round(backoffDelay(times, { baseMs: 50, maxMs: 2000 }))
 }
 
 /**
@@ -85,31 +129,51 @@ export function parseClusterUrl (url) {
 /** @implements {Store} */
 export class RedisStore {
   /**
-   * @param {{ url: string, peerTtlMs: number, now?: () => number }} options
-   *   `now`: ms since the epoch, the clock expiry is judged by (default Date.now)
+   * @param {{ url: string, timeoutMs?: number }} options
+   *   `timeoutMs`: a command not answered by then fails (the coordinator replies
+   *   at once instead of waiting for a Redis that is stalled or gone)
    */
-  constructor ({ url, peerTtlMs, now = Date.now }) {
+  constructor ({ url, timeoutMs = 1000 }) {
     const cluster = parseClusterUrl(url)
     this.cluster = cluster !== null
+    const common = {
+      lazyConnect: true,
+      commandTimeout: timeoutMs,
+      // While disconnected, commands fail at once rather than queue behind the reconnect.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1
+    }
     /** @type {Redis | Cluster} */
     this.redis = cluster === null
-      ? new Redis(url, { retryStrategy: redisRetryDelay, lazyConnect: true })
+      ? new Redis(url, { ...common, retryStrategy: redisRetryDelay, enableAutoPipelining: true })
       : new Cluster(cluster.nodes, {
         lazyConnect: true,
         // Commands issued in one tick go out together, grouped by node.
         enableAutoPipelining: true,
+        enableOfflineQueue: false,
         clusterRetryStrategy: redisRetryDelay,
-        redisOptions: { username: cluster.username, password: cluster.password }
+        redisOptions: { ...common, username: cluster.username, password: cluster.password }
       })
-    this.redis.defineCommand('mghMarkChosen', { numberOfKeys: 1, lua: MARK_CHOSEN_LUA })
-    this.redis.defineCommand('mghTouch', { numberOfKeys: 2, lua: TOUCH_LUA })
+    this.redis.defineCommand('mghBeat', { numberOfKeys: 3, lua: BEAT_LUA })
+    this.redis.defineCommand('mghMark', { numberOfKeys: 1, lua: MARK_LUA })
+    this.redis.defineCommand('mghLive', { numberOfKeys: 2, lua: READ_LUA })
+    quietErrors(this.redis)
     /** @type {Redis | Cluster | null} */
     this.subscriber = null
-    /** @type {Map<string, Set<(message: object) => void>>} */
+    /** @type {Promise<Redis | Cluster> | null} */
+    this.subscribing = null
+    /** @type {Map<string, Set<(message: unknown) => void>>} */
     this.handlers = new Map()
-    this.peerTtlMs = peerTtlMs
-    this.now = now
-    /** round trips made, for /stats and for the contract test's batching check */
+    /** @type {Map<string, { info: ShardInfo, expiresAt: number }>} the registry as of the last beat, expiry on this host's clock */
+    this.shards = new Map()
+    /** @type {Promise<void> | null} a registry read in flight */
+    this.refreshing = null
+    this.refreshedAt = 0
+    /** @type {Set<string>} sentinel keys seen in place: one that goes missing means its master lost its data */
+    this.sentinels = new Set()
+    /** @type {Set<string>} shards that have beaten through this store (before its first beat, a shard has no entry) */
+    this.beaten = new Set()
+    /** round trips made, for the contract test's batching check */
     this.roundTrips = 0
   }
 
@@ -118,19 +182,98 @@ export class RedisStore {
     await this.redis.connect()
   }
 
-  /** @type {Store['addPeer']} */
-  async addPeer (id, { shard, joinedAt }, assets) {
-    /** @type {Command[]} */
-    const batch = [
-      ['del', peerKey(id), assetsKey(id)],
-      ['hset', peerKey(id), 's', shard, 'j', joinedAt, 'c', 0, 'e', this.now() + this.peerTtlMs],
-      ['pexpire', peerKey(id), this.peerTtlMs],
-      ['incr', PEERS_COUNT]
-    ]
-    if (assets.length > 0) {
-      batch.push(['sadd', assetsKey(id), ...assets], ['pexpire', assetsKey(id), this.peerTtlMs], ['incrby', HOLDINGS_COUNT, assets.length])
-      for (const hash of assets) batch.push(['sadd', holdersKey(hash), id])
+  /** @type {Store['beat']} */
+  async beat (shard, info, ttlMs) {
+    const sentinels = this.#sentinelKeys()
+    const [[had, live, dead], ...placed] = await this.#exec([
+      ['mghBeat', REGISTRY, INFO, REAPING, shard, ttlMs, JSON.stringify(info), REAP_LEASE_MS],
+      ...sentinels.map((key) => /** @type {Command} */ (['set', key, '1', 'NX']))
+    ])
+    // No entry where this shard had one: the registry's data went, or the shard was reaped while cut off.
+    let lost = had === 0 && this.beaten.has(shard)
+    this.beaten.add(shard)
+    for (let i = 0; i < sentinels.length; i++) {
+      // OK: the key was missing and is set now; after it was seen in place, its master lost its data.
+      if (placed[i] === 'OK' && this.sentinels.has(sentinels[i])) lost = true
+      this.sentinels.add(sentinels[i])
     }
+    this.#learn(live)
+    return { live: this.liveShards(), dead, lost }
+  }
+
+  /** @type {Store['refresh']} */
+  refresh () {
+    // One read at a time, and at most one per REFRESH_MS: a stream of lookups or
+    // connects naming shards this store has not heard of costs Redis almost nothing.
+    if (this.refreshing === null && Date.now() - this.refreshedAt >= REFRESH_MS) {
+      this.refreshedAt = Date.now()
+      this.refreshing = /** @type {any} */ (this.redis).mghLive(REGISTRY, INFO)
+        .then((/** @type {string[]} */ live) => this.#learn(live))
+        .catch(() => {}) // the next beat reports a store that is down
+        .finally(() => { this.refreshing = null })
+    }
+    return this.refreshing ?? Promise.resolve()
+  }
+
+  /**
+   * Take in the registry as a beat or a refresh read it.
+   * @param {string[]} live [shard, ms left, info JSON]…
+   */
+  #learn (live) {
+    const now = Date.now()
+    this.shards.clear()
+    for (let i = 0; i < live.length; i += 3) {
+      this.shards.set(live[i], { info: parseInfo(live[i + 2]), expiresAt: now + Number(live[i + 1]) })
+    }
+  }
+
+  /** @type {Store['leave']} */
+  async leave (shard) {
+    await this.#exec([['zrem', REGISTRY, shard], ['hdel', INFO, shard], ['del', shardPeersKey(shard)]])
+    this.shards.delete(shard)
+  }
+
+  /** @type {Store['reapShard']} */
+  async reapShard (shard) {
+    for (;;) {
+      // Stop when the shard came back (its beat took it out of `reaping`) or another reaper finished.
+      const [still, ids] = await this.#exec([['zscore', REAPING, shard], ['srandmember', shardPeersKey(shard), PEER_BATCH]])
+      if (still === null) return
+      if (ids.length === 0) break
+      const held = await this.#exec(ids.map((/** @type {string} */ id) => ['smembers', assetsKey(id)]))
+      /** @type {Command[]} */
+      const batch = []
+      for (let i = 0; i < ids.length; i++) {
+        for (const hash of held[i]) batch.push(['hdel', holdersKey(hash), ids[i]])
+        batch.push(['del', assetsKey(ids[i])])
+      }
+      batch.push(['srem', shardPeersKey(shard), ...ids])
+      await this.#exec(batch)
+    }
+    await this.#exec([['zrem', REAPING, shard], ['del', shardPeersKey(shard)]])
+  }
+
+  /** @type {Store['isLive']} */
+  isLive (shard) {
+    const entry = this.shards.get(shard)
+    return entry !== undefined && entry.expiresAt > Date.now()
+  }
+
+  /** @type {Store['liveShards']} */
+  liveShards () {
+    const now = Date.now()
+    /** @type {Map<string, ShardInfo>} */
+    const live = new Map()
+    for (const [shard, { info, expiresAt }] of this.shards) if (expiresAt > now) live.set(shard, info)
+    return live
+  }
+
+  /** @type {Store['addPeer']} */
+  async addPeer (id, assets) {
+    /** @type {Command[]} */
+    const batch = [['sadd', shardPeersKey(shardOfPeer(id)), id]]
+    if (assets.length > 0) batch.push(['sadd', assetsKey(id), ...assets])
+    for (const hash of assets) batch.push(['hsetnx', holdersKey(hash), id, 0])
     await this.#exec(batch)
   }
 
@@ -140,93 +283,67 @@ export class RedisStore {
     /** @type {Command[]} */
     const batch = []
     if (removed.length > 0) batch.push(['srem', assetsKey(id), ...removed])
-    if (added.length > 0) batch.push(['sadd', assetsKey(id), ...added], ['pexpire', assetsKey(id), this.peerTtlMs])
-    for (const hash of removed) batch.push(['srem', holdersKey(hash), id])
-    for (const hash of added) batch.push(['sadd', holdersKey(hash), id])
-    batch.push(['incrby', HOLDINGS_COUNT, added.length - removed.length])
+    if (added.length > 0) batch.push(['sadd', assetsKey(id), ...added])
+    for (const hash of removed) batch.push(['hdel', holdersKey(hash), id])
+    for (const hash of added) batch.push(['hsetnx', holdersKey(hash), id, 0])
     await this.#exec(batch)
   }
 
   /** @type {Store['removePeer']} */
   async removePeer (id, assets) {
-    const held = assets ?? /** @type {string[]} */ ((await this.#exec([['smembers', assetsKey(id)]]))[0])
-    // The peer record goes first: from then on no lookup returns this peer, even
-    // before its holder entries are gone.
     /** @type {Command[]} */
-    const batch = [['del', peerKey(id)], ['del', assetsKey(id)]]
-    for (const hash of held) batch.push(['srem', holdersKey(hash), id])
-    const results = await this.#exec(batch)
-    if (results[0] === 1) {
-      const removedHoldings = results.slice(2).reduce((n, r) => n + Number(r), 0)
-      await this.#exec([['decr', PEERS_COUNT], ['decrby', HOLDINGS_COUNT, removedHoldings]])
-    }
-  }
-
-  /** @type {Store['touchPeers']} */
-  async touchPeers (ids) {
-    const expiresAt = this.now() + this.peerTtlMs
-    for (let i = 0; i < ids.length; i += TOUCH_CHUNK) {
-      await this.#exec(ids.slice(i, i + TOUCH_CHUNK).map((id) => ['mghTouch', peerKey(id), assetsKey(id), this.peerTtlMs, expiresAt]))
-    }
+    const batch = [['srem', shardPeersKey(shardOfPeer(id)), id], ['del', assetsKey(id)]]
+    for (const hash of assets) batch.push(['hdel', holdersKey(hash), id])
+    await this.#exec(batch)
   }
 
   /** @type {Store['sampleHolders']} */
   async sampleHolders (hash, limit) {
-    const [ids] = /** @type {[string[]]} */ (await this.#exec([['srandmember', holdersKey(hash), limit]]))
-    if (ids.length === 0) return []
-    const records = /** @type {[string | null, string | null][]} */ (await this.#exec(ids.map((id) => ['hmget', peerKey(id), 'c', 'e'])))
-    const now = this.now()
+    this.roundTrips++
+    const fields = /** @type {string[]} */ (await this.redis.hrandfield(holdersKey(hash), limit, 'WITHVALUES'))
     /** @type {import('./store.js').Holder[]} */
     const live = []
-    const dead = []
-    for (let i = 0; i < ids.length; i++) {
-      const [chosenAt, expiresAt] = records[i]
-      if (chosenAt === null || expired(expiresAt, now)) dead.push(ids[i])
-      else live.push({ id: ids[i], lastChosen: Number(chosenAt) })
+    const now = Date.now()
+    let unknown = false
+    for (let i = 0; i < fields.length; i += 2) {
+      const entry = this.shards.get(shardOfPeer(fields[i]))
+      if (entry === undefined) unknown = true
+      else if (entry.expiresAt > now) live.push({ id: fields[i], lastChosen: Number(fields[i + 1]) })
     }
-    // Holders whose record expired (their coordinator died): forget them, off the lookup's path.
-    if (dead.length > 0) this.redis.srem(holdersKey(hash), ...dead).catch(() => {})
+    // A shard started since the last beat (or a dead one not yet reaped): read the registry for the next lookups.
+    if (unknown) this.refresh()
     return live
   }
 
   /** @type {Store['markChosen']} */
-  async markChosen (ids, at) {
-    if (ids.length === 0) return
-    await this.#exec(ids.map((id) => ['mghMarkChosen', peerKey(id), at]))
+  async markChosen (hash, id, at) {
+    this.roundTrips++
+    await /** @type {any} */ (this.redis).mghMark(holdersKey(hash), id, at)
+  }
+
+  /** @type {Store['hasPeer']} */
+  async hasPeer (id) {
+    this.roundTrips++
+    return await this.redis.sismember(shardPeersKey(shardOfPeer(id)), id) === 1
   }
 
   /** @type {Store['getPeer']} */
   async getPeer (id) {
-    const [record, assets] = await this.#exec([['hgetall', peerKey(id)], ['smembers', assetsKey(id)]])
-    if (record === null || record.s === undefined || expired(record.e, this.now())) return null
-    return { id, shard: record.s, joinedAt: Number(record.j), lastChosen: Number(record.c), assets }
-  }
-
-  /** @type {Store['shardOf']} */
-  async shardOf (id) {
-    const [[shard, expiresAt]] = await this.#exec([['hmget', peerKey(id), 's', 'e']])
-    return expired(expiresAt, this.now()) ? null : shard
+    const shard = shardOfPeer(id)
+    const [listed, assets] = await this.#exec([['sismember', shardPeersKey(shard), id], ['smembers', assetsKey(id)]])
+    return listed === 1 ? { id, shard, assets } : null
   }
 
   /** @type {Store['publish']} */
   async publish (shard, message) {
-    await this.#exec([['publish', busChannel(shard), JSON.stringify(message)]])
+    this.roundTrips++
+    await this.redis.publish(busChannel(shard), JSON.stringify(message))
   }
 
   /** @type {Store['subscribe']} */
   async subscribe (shard, onMessage) {
-    let subscriber = this.subscriber
-    if (subscriber === null) {
-      // A Redis and a Cluster each duplicate into their own kind; the union's two signatures do not merge.
-      subscriber = this.subscriber = this.redis instanceof Cluster ? this.redis.duplicate() : this.redis.duplicate()
-      subscriber.on('message', (/** @type {string} */ channel, /** @type {string} */ text) => {
-        const handlers = this.handlers.get(channel)
-        if (handlers === undefined) return
-        let message
-        try { message = JSON.parse(text) } catch { return }
-        for (const handler of handlers) handler(message)
-      })
-    }
+    this.subscribing ??= this.#openSubscriber()
+    const subscriber = await this.subscribing
     const channel = busChannel(shard)
     let handlers = this.handlers.get(channel)
     if (handlers === undefined) {
@@ -243,10 +360,20 @@ export class RedisStore {
     }
   }
 
-  /** @type {Store['stats']} */
-  async stats () {
-    const [[peers, holdings]] = await this.#exec([['mget', PEERS_COUNT, HOLDINGS_COUNT]])
-    return { peers: Number(peers ?? 0), holdings: Number(holdings ?? 0) }
+  /** @returns {Promise<Redis | Cluster>} the connection in subscriber mode that every handler shares */
+  async #openSubscriber () {
+    // A Redis and a Cluster each duplicate into their own kind; the union's two signatures do not merge.
+    const subscriber = this.subscriber = this.redis instanceof Cluster ? this.redis.duplicate() : this.redis.duplicate()
+    quietErrors(subscriber)
+    subscriber.on('message', (/** @type {string} */ channel, /** @type {string} */ text) => {
+      const handlers = this.handlers.get(channel)
+      if (handlers === undefined) return
+      let message
+      try { message = JSON.parse(text) } catch { return }
+      for (const handler of handlers) handler(message)
+    })
+    await subscriber.connect()
+    return subscriber
   }
 
   /** @type {Store['close']} */
@@ -256,23 +383,58 @@ export class RedisStore {
   }
 
   /**
-   * Send a batch of commands together: one pipeline on a single Redis; on a
-   * Cluster, auto-pipelining groups them into one write per node. The first
-   * failed command rejects, after all have settled.
+   * The sentinel keys: one on a single Redis; on a Cluster, one in a slot of
+   * each master, so that any master coming back empty is noticed.
+   * @returns {string[]}
+   */
+  #sentinelKeys () {
+    if (!(this.redis instanceof Cluster)) return [sentinelKey('0')]
+    const slots = this.redis.slots
+    /** @type {Map<string, string>} master → a key in one of its slots */
+    const keys = new Map()
+    for (let i = 0; keys.size < new Set(slots.map((s) => s?.[0])).size && i < 100_000; i++) {
+      const master = slots[calculateSlot(String(i))]?.[0]
+      if (master !== undefined && !keys.has(master)) keys.set(master, sentinelKey(String(i)))
+    }
+    return [...keys.values()]
+  }
+
+  /**
+   * Send a batch of commands together; auto-pipelining puts them in one write
+   * per node. The first failed command rejects, after all have settled.
    * @param {Command[]} commands
    * @returns {Promise<any[]>} each command's result
    */
   async #exec (commands) {
     this.roundTrips++
-    if (this.cluster) {
-      // commands by name (`redis[name]`): ioredis types each command apart, and these come as data
-      const redis = /** @type {any} */ (this.redis)
-      const settled = await Promise.allSettled(commands.map(([name, ...args]) => redis[name](...args)))
-      for (const r of settled) if (r.status === 'rejected') throw r.reason
-      return settled.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value)
-    }
-    const results = /** @type {[Error | null, any][]} */ (await this.redis.pipeline(commands).exec())
-    for (const [err] of results) if (err) throw err
-    return results.map((r) => r[1])
+    // commands by name (`redis[name]`): ioredis types each command apart, and these come as data
+    const redis = /** @type {any} */ (this.redis)
+    const settled = await Promise.allSettled(commands.map(([name, ...args]) => redis[name](...args)))
+    for (const r of settled) if (r.status === 'rejected') throw r.reason
+    return settled.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value)
+  }
+}
+
+/**
+ * ioredis emits `error` for every failed reconnect, and Node prints "Unhandled
+ * error event" for an emitter without a listener. The coordinator hears of a
+ * store going down and back from its beats (presence.js), once per change, and
+ * each failed command rejects to its caller.
+ * @param {Redis | Cluster} redis
+ */
+function quietErrors (redis) {
+  redis.on('error', () => {})
+}
+
+/**
+ * @param {string} text a ShardInfo as JSON ('' when missing)
+ * @returns {ShardInfo}
+ */
+function parseInfo (text) {
+  try {
+    const { url = '', peers = 0, holdings = 0 } = JSON.parse(text)
+    return { url: String(url), peers: Number(peers) || 0, holdings: Number(holdings) || 0 }
+  } catch {
+    return { url: '', peers: 0, holdings: 0 }
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The store interface: the coordinator's client map and content-location map,
- * plus the message bus that carries `connect` relays between shards.
+ * the registry of live coordinator shards, and the message bus that carries
+ * `connect` relays between shards.
  *
  * Two implementations, one contract (`coordinator/test/store-contract.js`):
  * `MemoryStore` (in-process; the embedded default and what several coordinators
@@ -8,40 +9,67 @@
  * shard). Callers pass exact changes: a coordinator session knows what its own
  * peer holds, so the store never has to diff.
  *
+ * Liveness is a shard's, not a peer's: a peer id names its shard
+ * (`<shard>~<random>`, protocol/messages.js), every shard beats its entry in
+ * the registry, and the store hands out only holders whose shard is live. When
+ * a shard stops beating, its peers stop being handed out at once, without a
+ * per-peer timer or a per-candidate read, and the first live shard to see it
+ * reaps what it left (`reapShard`).
+ *
  * @typedef {object} PeerRecord
  * @property {string} id
  * @property {string} shard coordinator the peer's socket is on
- * @property {number} joinedAt ms since the epoch
- * @property {number} lastChosen ms since the epoch a lookup last handed the peer out (0 = never)
  * @property {string[]} assets hashes the peer holds
  *
- * @typedef {object} Holder
+ * @typedef {object} Holder one entry of an asset's holder list
  * @property {string} id
- * @property {number} lastChosen
+ * @property {number} lastChosen when a lookup of this asset last handed this holder out first (0 = never)
+ *
+ * @typedef {object} ShardInfo what a shard tells the others with each beat
+ * @property {string} url its public WebSocket URL ('' when it has none to give)
+ * @property {number} peers peers joined on it
+ * @property {number} holdings (peer, asset) pairs they hold
+ *
+ * @typedef {object} Beat what a shard learns from its beat
+ * @property {Map<string, ShardInfo>} live every live shard (this one included), as of now
+ * @property {string[]} dead shards whose entry expired, handed to this caller alone to reap
+ * @property {boolean} lost the store had lost this shard's entry or part of its data
+ *   (Redis restarted empty, flushed, failed over without a replica, or this shard was
+ *   reaped while it could not reach the store): the caller registers its peers again
  *
  * @typedef {object} Store
- * @property {(id: string, info: {shard: string, joinedAt: number}, assets: string[]) => Promise<void>} addPeer
- *   put a peer in the client map and list it as a holder of `assets`
+ * @property {(shard: string, info: ShardInfo, ttlMs: number) => Promise<Beat>} beat
+ *   register `shard` as live for `ttlMs`, and learn which shards are live
+ * @property {(shard: string) => Promise<void>} leave
+ *   take `shard` out of the registry (its peers are already removed)
+ * @property {(shard: string) => Promise<void>} reapShard
+ *   remove every peer a dead shard left behind
+ * @property {(id: string, assets: string[]) => Promise<void>} addPeer
+ *   put a peer in the client map and list it as a holder of `assets`; for a peer
+ *   already listed (listed again after the store lost data), entries it has keep their times
  * @property {(id: string, added: string[], removed: string[]) => Promise<void>} updatePeer
  *   apply an exact change to what an online peer holds
- * @property {(id: string, assets?: string[]) => Promise<void>} removePeer
- *   take a peer out of every map; `assets` saves a read when the caller knows them
- * @property {(ids: string[]) => Promise<void>} touchPeers
- *   mark peers as still online (stores that expire records use it; others may ignore it)
+ * @property {(id: string, assets: string[]) => Promise<void>} removePeer
+ *   take a peer (holding exactly `assets`) out of every map
  * @property {(hash: string, limit: number) => Promise<Holder[]>} sampleHolders
- *   up to `limit` online holders of `hash`, a random sample when there are more
- * @property {(ids: string[], at: number) => Promise<void>} markChosen
- *   record that a lookup handed these peers out at time `at`
+ *   up to `limit` holders of `hash` on live shards, a random sample when there are more
+ * @property {(hash: string, id: string, at: number) => Promise<void>} markChosen
+ *   record that a lookup of `hash` handed `id` out first at time `at` (never recreates a gone entry)
+ * @property {(id: string) => Promise<boolean>} hasPeer
+ *   whether a peer is listed (one cheap read, sent with whatever else the caller sends)
  * @property {(id: string) => Promise<PeerRecord | null>} getPeer
- *   the client map's entry for a peer, null when it is not online
- * @property {(id: string) => Promise<string | null>} shardOf
- *   the shard an online peer is connected to, null when it is not online
+ *   the client map's entry for a peer, null when it is not listed
+ * @property {(shard: string) => boolean} isLive
+ *   whether `shard` is live, as of the last beat (no round trip)
+ * @property {() => Promise<void>} refresh
+ *   read the registry again without beating (a shard started since the last beat);
+ *   cheap to call often: at most one read runs, and reads are spaced out
+ * @property {() => Map<string, ShardInfo>} liveShards
+ *   every live shard and what it said in its last beat, as of the last beat (no round trip)
  * @property {(shard: string, message: object) => Promise<void>} publish
  *   deliver a message to whichever coordinator subscribed as `shard`
- * @property {(shard: string, onMessage: (message: object) => void) => Promise<() => Promise<void>>} subscribe
+ * @property {(shard: string, onMessage: (message: unknown) => void) => Promise<() => Promise<void>>} subscribe
  *   receive the messages published to `shard`; resolves to an unsubscribe function
- * @property {() => Promise<{peers: number, holdings: number}>} stats
- *   online peers and (peer, asset) pairs, across all shards
  * @property {() => Promise<void>} close
  */
 
