@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suites need and a fresh machine lacks:
-# browsers for the end-to-end tests, redis-server for the store suites, and
-# unshare/ip for the loopback-only network namespace. Does nothing when all
-# are present. Used by .ci/run and by `npm test` (scripts/test.js).
+# browsers for the end-to-end tests, redis-server for the store suites,
+# unshare/ip for the loopback-only network namespace, and docker-compose to
+# validate docker-compose.yml offline (coordinator/test/compose.test.js; no
+# container engine: the package's recommended docker.io is left out). Does
+# nothing when all are present. Used by .ci/run and by `npm test` (scripts/test.js).
 set -euo pipefail
 
 need=()
@@ -11,12 +13,15 @@ command -v firefox-esr >/dev/null || need+=(firefox-esr)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v unshare >/dev/null || need+=(util-linux)
 command -v ip >/dev/null || need+=(iproute2)
-[ ${#need[@]} -eq 0 ] && exit 0
+compose=()
+command -v docker-compose >/dev/null || compose+=(docker-compose)
+[ ${#need[@]} -eq 0 ] && [ ${#compose[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "install-system-deps: missing ${need[*]}; install them (Debian: apt-get install ${need[*]}) or run as root" >&2
+  echo "install-system-deps: missing ${need[*]} ${compose[*]}; install them (Debian: apt-get install ${need[*]} ${compose[*]}) or run as root" >&2
   exit 1
 fi
-echo "install-system-deps: installing ${need[*]}"
+echo "install-system-deps: installing ${need[*]} ${compose[*]}"
 apt-get update -q
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
+[ ${#need[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
+[ ${#compose[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${compose[@]}"

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+/**
+ * maygh-demo: the demo shop on its own, pointed at a coordinator that runs
+ * elsewhere (the container image's second command; `npm start` runs both in
+ * one process). Settings come from environment variables only, listed in
+ * {@link DEMO_ENV}; the client bundle must be built first (`npm run build`,
+ * done by the image's build stage).
+ */
+import { access } from 'node:fs/promises'
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { DEMO_DEFAULTS, startDemoSite } from '../src/server.js'
+
+/** Environment variable → startDemoSite option; docker-compose.yml sets only these. */
+export const DEMO_ENV = Object.freeze({
+  /** TCP port of the shop (default 8080) */
+  PORT: 'port',
+  /** address to bind (default 127.0.0.1; 0.0.0.0 in a container) */
+  HOST: 'host',
+  /** the coordinator's WebSocket URL as browsers reach it (default ws://127.0.0.1:7070) */
+  COORDINATOR_URL: 'coordinatorUrl',
+  /** where the dashboard reads the coordinator's /stats (default: COORDINATOR_URL's host over http) */
+  COORDINATOR_HTTP_URL: 'coordinatorHttpUrl'
+})
+
+/**
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {Partial<typeof DEMO_DEFAULTS>}
+ */
+export function demoOptionsFrom (env) {
+  /** @type {Record<string, string | number>} */
+  const options = {}
+  for (const [name, option] of Object.entries(DEMO_ENV)) {
+    const text = env[name]
+    if (text === undefined || text === '') continue
+    options[option] = option === 'port' ? Number(text) : text
+  }
+  return options
+}
+
+async function main () {
+  let site
+  try {
+    site = await startDemoSite(demoOptionsFrom(process.env))
+  } catch (err) {
+    console.error(`maygh-demo: ${err.code ?? err.name}: ${err.message}`)
+    process.exit(2)
+  }
+  const built = await access(DEMO_DEFAULTS.clientBundlePath).then(() => true, () => false)
+  if (!built) console.warn('maygh-demo: warning: client bundle not built (run `npm run build`); /maygh.js answers 503 until it is')
+  console.log(`maygh-demo: shop on ${site.url}/ (dashboard ${site.url}/dashboard)`)
+  const stop = async () => {
+    await site.close()
+    process.exit(0)
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
+
+// Run only as a program, not when a test imports DEMO_ENV.
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) main()
