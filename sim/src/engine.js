@@ -9,7 +9,7 @@
  *   own store hit → done; else lookup, by the coordinator's peer-selection
  *   rule (its policy module, shared): sample at most `candidateSample`
  *   online holders from the index, rank them, mark the first handed out as
- *   chosen (as the coordinator's lookup handler does); the client tries them in order:
+ *   chosen for this asset (as the coordinator's lookup handler does); the client tries them in order:
  *   a peer it has no channel to costs a connection that fails with
  *   `failRate` and needs the holder to stay online `setupTime` longer.
  *   Then the client stores the object and sends an `update`.
@@ -55,7 +55,7 @@ export class Engine {
     this.seed = config.seed
 
     this.stores = new ClientStores()
-    /** the coordinator's content-location index: records [slot, tag] of online holders' sessions */
+    /** the coordinator's content-location index: records [slot, tag, chosen] of online holders' sessions */
     this.holders = new HolderIndex()
     /** the coordinator's peer records: per-session state of online clients, by slot */
     this.slots = new OnlineSlots()
@@ -302,8 +302,9 @@ export class Engine {
 
   /**
    * A session starts: the client joins with its holdings. It takes a slot (a
-   * new peer record: never chosen, no channels), and the index lists its
-   * holdings under the session's tag (records of its earlier sessions are stale).
+   * new peer record: no channels), and the index lists its holdings under the
+   * session's tag as new entries, never chosen (records of its earlier
+   * sessions are stale).
    * @param {number} c
    * @param {number} t
    * @param {number} h

@@ -16,19 +16,21 @@ import { growTo } from './batch.js'
 
 /** fields of a slot, int32 each: the session's tag (0 while the slot is free) */
 export const TAG = 0
-/** the coordinator's clock when a lookup last handed this session's client out (0 = never: a new peer record) */
-export const CHOSEN = 1
 /** the number of the last lookup whose asker has a live channel to this session */
-export const MARK = 2
+export const MARK = 1
 /** the client in this session */
-export const CLIENT = 3
-/** int32 fields per slot */
+export const CLIENT = 2
+/**
+ * int32 fields per slot: the three above and one unused, so that a slot is
+ * addressed as `slot << 2` and never straddles a cache line. (When a holder
+ * was last chosen is its index entry's, per asset: holder-index.js.)
+ */
 export const SLOT_STRIDE = 4
 
 /** Slots of the online clients. */
 export class OnlineSlots {
   constructor () {
-    /** per slot, [s*SLOT_STRIDE + TAG | CHOSEN | MARK | CLIENT] */
+    /** per slot, [s*SLOT_STRIDE + TAG | MARK | CLIENT | (unused)] */
     this.state = new Int32Array(0)
     /** per slot, the time its client is online until (∞ while its session goes on) */
     this.until = new Float64Array(0)
@@ -59,7 +61,7 @@ export class OnlineSlots {
   }
 
   /**
-   * Starts a session of `client` in a free slot, never chosen, with no marks.
+   * Starts a session of `client` in a free slot, with no marks.
    * The caller renumbers tags first when `tagsExhausted()`.
    * @param {number} client
    * @returns {number} the slot
@@ -70,7 +72,6 @@ export class OnlineSlots {
     const at = s * SLOT_STRIDE
     const state = this.state
     state[at + TAG] = ++this.lastTag
-    state[at + CHOSEN] = 0
     state[at + MARK] = 0
     state[at + CLIENT] = client
     this.uploaded[s] = 0

@@ -14,26 +14,27 @@
  */
 import { rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
-import { CHOSEN, CLIENT, MARK, SLOT_STRIDE, TAG } from './online-slots.js'
+import { H_CHOSEN, H_SLOT, H_STRIDE, H_TAG } from './holder-index.js'
+import { CLIENT, MARK, SLOT_STRIDE, TAG } from './online-slots.js'
 
-/** the largest `CHOSEN` an int32 holds */
+/** the largest `H_CHOSEN` an int32 holds */
 const CLOCK_LIMIT = 0x7fffffff
 
-// The loops below address slot fields by number, as `state[(slot << 2) + 2]`
-// for MARK: checked here against the layout they assume.
-const LAYOUT = [SLOT_STRIDE, TAG, CHOSEN, MARK]
-if (LAYOUT.join() !== '4,0,1,2') throw new Error(`peer-lookup.js assumes slot layout 4,0,1,2, not ${LAYOUT}`)
+// The loops below address fields by number, as `state[(slot << 2) + 1]` for
+// a slot's MARK and `pool[rec + 2]` for a holder record's H_CHOSEN: checked
+// here against the layouts they assume.
+const LAYOUT = [SLOT_STRIDE, TAG, MARK, H_STRIDE, H_SLOT, H_TAG, H_CHOSEN]
+if (LAYOUT.join() !== '4,0,1,3,0,1,2') throw new Error(`peer-lookup.js assumes layouts 4,0,1,3,0,1,2, not ${LAYOUT}`)
 
 /**
  * Moves the coordinator's clock back by half its range when it is about to
- * overflow `CHOSEN` (after 2^31 lookups): every session's time keeps its order,
- * except that those chosen over 2^30 lookups ago all count as never chosen.
+ * overflow `H_CHOSEN` (after 2^31 marks): every entry's time keeps its order,
+ * except that those marked over 2^30 lookups ago all count as never chosen.
  * @param {import('./engine.js').Engine} e
  */
 export function rebaseClock (e) {
   const shift = 0x40000000
-  const state = e.slots.state
-  for (let at = CHOSEN; at < state.length; at += SLOT_STRIDE) state[at] = Math.max(0, state[at] - shift)
+  e.holders.shiftChosen(shift)
   e.clock -= shift
 }
 
@@ -43,10 +44,11 @@ export function rebaseClock (e) {
  * `sampleStart` and `sampleNext` say which records of the object's holder list
  * to read, and each live holder read is offered to `e.ranking` (the rule's
  * `HolderRanking`) as it is read, without copying the sample or reading any
- * holder twice. Stale records met on the way (sessions that ended) do not
- * count toward the sample and leave the index afterwards: the coordinator
- * would already have dropped them. A record [slot, tag] is live while the
- * slot's `TAG` is its tag.
+ * holder twice; then the first ranked holder's entry for `o` is marked chosen
+ * (handlers/lookup.js: `store.markChosen`). Stale records met on the way
+ * (sessions that ended) do not count toward the sample and leave the index
+ * afterwards: the coordinator would already have dropped them. A record
+ * [slot, tag, chosen] is live while the slot's `TAG` is its tag.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @param {number} o
@@ -69,22 +71,33 @@ export function rankHolders (e, c, o, size) {
   let found = 0
   let read = 0
   let stale = 0
-  // Slot fields by number (see LAYOUT above): V8 reloads and re-checks an
-  // imported binding at every use, and this loop runs for every holder sampled.
+  /** the record of the best-ranked holder so far: the one marked */
+  let first = 0
+  // Fields by number (see LAYOUT above): V8 reloads and re-checks an imported
+  // binding at every use, and this loop runs for every holder sampled.
   for (let pos = sampleStart(n, want, e.rng); pos !== -1;) {
-    const rec = base + 2 * pos
+    const rec = base + 3 * pos
     const p = pool[rec]
     const at = p << 2
     if (state[at] === pool[rec + 1]) {
       found++
-      const connected = state[at + 2] === mark
-      const key = rank(connected, state[at + 1])
-      if (ranking.wants(p, key) && accept(e, p, connected)) ranking.insert(p, key)
+      const connected = state[at + 1] === mark
+      const key = rank(connected, pool[rec + 2])
+      if (ranking.wants(p, key) && accept(e, p, connected)) {
+        ranking.insert(p, key)
+        // first now only if it just entered first (a holder is listed once per object)
+        if (ranking.ids[0] === p) first = rec
+      }
     } else {
       if (stale === e.staleBuf.length) e.staleBuf = growTo(e.staleBuf, stale + 1)
       e.staleBuf[stale++] = pos
     }
     pos = next(pos, ++read, found, n, want)
+  }
+  // The mark, before the stale records go: dropping them moves records.
+  if (ranking.size > 0) {
+    if (e.clock === CLOCK_LIMIT) rebaseClock(e)
+    pool[first + 2] = ++e.clock
   }
   if (stale === 0) return found
   // Drop stale records from the highest position down, so the record that
@@ -102,9 +115,7 @@ export function rankHolders (e, c, o, size) {
 }
 
 /**
- * The coordinator marks the holder the rule says (handlers/lookup.js:
- * `store.markChosen`, the first handed out); the client tries the ranked
- * holders in order.
+ * The client tries the ranked holders in order (`rankHolders` has marked the first).
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @returns {number} the slot of the peer that served, or -1
@@ -115,8 +126,6 @@ export function tryHolders (e, c) {
   if (n === 0) return -1
   const chosen = ranking.ids
   e.lookupHits++
-  if (e.clock === CLOCK_LIMIT) rebaseClock(e)
-  e.slots.state[ranking.marked() * SLOT_STRIDE + CHOSEN] = ++e.clock
   for (let i = 0; i < n; i++) {
     const p = chosen[i]
     if (connected(e, p)) {
@@ -153,7 +162,7 @@ function markChannels (e, c) {
   const state = e.slots.state
   for (let i = 0; i < n; i++) {
     const at = pool[base + i * 2] << 2 // slot fields by number: see LAYOUT
-    if (state[at] === pool[base + i * 2 + 1]) state[at + 2] = mark
+    if (state[at] === pool[base + i * 2 + 1]) state[at + 1] = mark
   }
   return mark
 }

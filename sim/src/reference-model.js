@@ -6,9 +6,10 @@
  * takes what `Engine#processBatch` takes (requests after the session window)
  * and keeps the same model: LRU stores under a quota, sessions online until
  * `linger` after their last request, the coordinator's index of online
- * holders, the shared peer-selection rule (sample, rank, mark:
- * coordinator/src/policy/peer-selection.js), connection failures, set-up
- * time, upload token buckets, adoption. The plug-in baseline: a second instance.
+ * holders, the shared peer-selection rule (sample, rank, mark the first
+ * holder's entry for the asset: coordinator/src/policy/peer-selection.js),
+ * connection failures, set-up time, upload token buckets, adoption. The
+ * plug-in baseline: a second instance.
  *
  * Exact equality rests on three things both files must keep:
  * - Random draws (rng.js `replayRng(seed)`) in the same order: per lookup,
@@ -40,9 +41,14 @@ const COUNTERS = ['requests', 'bytes', 'originRequests', 'originBytes', 'peerReq
  * @property {number} client
  * @property {boolean} open false once it ended: its index records are then stale
  * @property {number} until online until then (Infinity while the session goes on)
- * @property {number} chosen the coordinator's clock when a lookup last marked it (0 never)
  * @property {number} uploaded bytes served to peers in this session
  * @property {Set<Session>} channels sessions of peers it opened a data channel to
+ */
+/**
+ * One entry of an asset's holder list in the coordinator's index.
+ * @typedef {object} Holding
+ * @property {Session} session the holder's session that listed the asset
+ * @property {number} chosen the coordinator's clock when a lookup of this asset last marked it (0 never)
  */
 /** @typedef {{ entries: Entry[], lru: Map<number, Entry>, bytes: number }} Store entries in storage order, and by recency (least recent first) @typedef {{ object: number, size: number }} Entry */
 
@@ -63,7 +69,7 @@ export class ReferenceModel {
     this.adopter = new Map()
     /** @type {Map<number, Store>} */
     this.stores = new Map()
-    /** @type {Map<number, Session[]>} object → the index's records, stale ones included */
+    /** @type {Map<number, Holding[]>} object → the index's entries, stale ones included */
     this.index = new Map()
     /** @type {Map<number, Session>} client → its session while online */
     this.online = new Map()
@@ -129,13 +135,13 @@ export class ReferenceModel {
     peak[this.hour] = Math.max(peak[this.hour], this.online.size)
   }
 
-  /** A session starts: a new peer record (never chosen, no channels) listing the store. @param {number} c @param {number} t */
+  /** A session starts: a new peer record (no channels) listing the store as new entries, never chosen. @param {number} c @param {number} t */
   join (c, t) {
     /** @type {Session} */
-    const session = { client: c, open: true, until: t, chosen: 0, uploaded: 0, channels: new Set() }
+    const session = { client: c, open: true, until: t, uploaded: 0, channels: new Set() }
     this.online.set(c, session)
     const { entries } = this.storeOf(c)
-    for (const { object } of entries) this.listOf(object).push(session)
+    for (const { object } of entries) this.listOf(object).push({ session, chosen: 0 })
     this.n.joinHave += entries.length
     this.meters.joins.add(t)
     this.tally('joins', 1)
@@ -177,7 +183,7 @@ export class ReferenceModel {
   /**
    * A lookup by the shared rule: sample (stale records are read, not counted,
    * then dropped), rank (asking `accepts` only of holders the ranking wants),
-   * mark the first; then the asker tries the ranked holders in order.
+   * mark the first one's entry for `o`; then the asker tries the ranked holders in order.
    * @param {Session} asker @param {number} o @param {number} size
    * @returns {Session | null} the holder that served
    */
@@ -188,21 +194,22 @@ export class ReferenceModel {
     const stale = []
     let online = 0
     for (let pos = sampleStart(list.length, want, this.rng), read = 1; pos !== -1; pos = sampleNext(pos, read++, online, list.length, want)) {
-      const holder = list[pos]
+      const { session: holder, chosen } = list[pos]
       if (!holder.open) {
         stale.push(pos)
         continue
       }
       online++
       const connected = asker.channels.has(holder)
-      const key = rankKey(connected, holder.chosen)
+      const key = rankKey(connected, chosen)
       if (ranking.wants(holder, key) && this.accepts(holder, connected, size)) ranking.insert(holder, key)
     }
     for (const pos of stale.sort((a, b) => b - a)) removeAt(list, pos)
     if (online > 0) this.count('oracle', size)
     if (ranking.size === 0) return null
     this.n.lookupHits++
-    ranking.marked().chosen = ++this.clock
+    const marked = /** @type {Holding} */ (list.find((entry) => entry.session === ranking.marked()))
+    marked.chosen = ++this.clock
     for (const holder of ranking.ids.slice(0, ranking.size)) {
       if (asker.channels.has(holder)) {
         this.n.reused++
@@ -249,7 +256,7 @@ export class ReferenceModel {
     while (store.bytes + size > this.config.quotaBytes) {
       const [object, victim] = /** @type {[number, Entry]} */ (store.lru.entries().next().value)
       const list = this.listOf(object)
-      removeAt(list, list.indexOf(session))
+      removeAt(list, list.findIndex((entry) => entry.session === session))
       store.lru.delete(object)
       removeAt(store.entries, store.entries.indexOf(victim))
       store.bytes -= victim.size
@@ -259,7 +266,7 @@ export class ReferenceModel {
     store.entries.push(entry)
     store.lru.set(o, entry)
     store.bytes += size
-    this.listOf(o).push(session)
+    this.listOf(o).push({ session, chosen: 0 })
     this.meters.updates.add(this.now)
     this.tally('updates', 1)
   }
@@ -267,7 +274,7 @@ export class ReferenceModel {
   /** @param {number} c @returns {Store} */
   storeOf (c) { return getOr(this.stores, c, () => ({ entries: [], lru: new Map(), bytes: 0 })) }
 
-  /** @param {number} o @returns {Session[]} the index's records of `o` */
+  /** @param {number} o @returns {Holding[]} the index's entries for `o` */
   listOf (o) { return getOr(this.index, o, () => []) }
 
   /** @param {number} c @returns {{ tokens: number, at: number }} the client's upload token bucket */

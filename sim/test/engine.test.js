@@ -4,7 +4,8 @@ import { test } from 'node:test'
 import { FLAG_ASSET, RequestBatch } from '../src/batch.js'
 import { resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine.js'
-import { CHOSEN, SLOT_STRIDE } from '../src/online-slots.js'
+import { H_SLOT, H_STRIDE, H_TAG } from '../src/holder-index.js'
+import { SLOT_STRIDE, TAG } from '../src/online-slots.js'
 import { rebaseClock } from '../src/peer-lookup.js'
 import { replayRequests, runSimulation } from '../src/run.js'
 import { SessionWindow } from '../src/session-window.js'
@@ -134,34 +135,63 @@ test('the set-up check is exact at fractions of a second', () => {
   }
 })
 
+/**
+ * When a lookup of `o` last marked client `c`'s entry (its current session's), or null when
+ * `c` is offline or does not list `o`.
+ * @param {Engine} engine @param {number} c @param {number} o @returns {number | null}
+ */
+function chosenOf (engine, c, o) {
+  const s = engine.slotOf[c]
+  if (s === -1) return null
+  const lists = engine.holders.lists
+  const data = lists.data(o)
+  for (let pos = 0; pos < lists.length(o); pos++) {
+    const at = lists.base(o) + pos * H_STRIDE
+    if (data[at + H_SLOT] === s && data[at + H_TAG] === engine.slots.state[s * SLOT_STRIDE + TAG]) return engine.holders.chosen(o, pos)
+  }
+  return null
+}
+
 test('the coordinator clock moves back before it overflows, keeping the order of choices', () => {
   const engine = new Engine(resolveConfig(base))
-  const slots = [0, 1, 2, 3].map((c) => engine.slots.open(c))
-  const times = [0, 5, 0x40000000 + 7, 0x7ffffff0]
-  times.forEach((t, i) => { engine.slots.state[slots[i] * SLOT_STRIDE + CHOSEN] = t })
+  engine.holders.ensureObjects(8)
+  // four entries of one object (a block) and one of another (inline)
+  const entries = [[5, 0, 0], [5, 1, 5], [5, 2, 0x40000000 + 7], [5, 3, 0x7ffffff0], [6, 0, 0x50000000]]
+  for (const [o, c, t] of entries) {
+    const s = engine.slots.open(c)
+    engine.holders.add(o, s, engine.slots.state[s * SLOT_STRIDE + TAG])
+    engine.holders.setChosen(o, engine.holders.count(o) - 1, t)
+  }
   engine.clock = 0x7fffffff
   rebaseClock(engine)
   assert.equal(engine.clock, 0x3fffffff)
-  const after = slots.map((s) => engine.slots.state[s * SLOT_STRIDE + CHOSEN])
+  const after = [0, 1, 2, 3].map((pos) => engine.holders.chosen(5, pos))
   // never chosen and chosen long ago both read as never; the order of the rest holds
   assert.deepEqual(after, [0, 0, 7, 0x3ffffff0])
+  assert.equal(engine.holders.chosen(6, 0), 0x10000000)
 })
 
-test('a client that comes back is a new peer record: never chosen, as the coordinator stores it', () => {
-  // Q (3) holds x all along. P (0) gets x from Q (Q chosen), B (1) gets x from P (P chosen),
-  // P leaves at t=20 and comes back at t=100 (linger 0, 60 s session gap).
+test('recency is per asset: a peer chosen for one asset ranks as never chosen for another', () => {
+  // Q (3) gets x, R (4) gets y, from the origin; Q gets y from R (R's y entry: 1); A (0) gets x
+  // from Q (Q's x entry: 2); B (1) asks for y, held by R (1) and Q (0 for y): Q, as the
+  // coordinator's per-asset entries rank it (by a per-peer time, 2 against 1, it would be R).
+  const e = engineAfter([[0, 3, 1, 100], [1, 4, 2, 100], [2, 3, 2, 100], [3, 0, 1, 100], [4, 1, 2, 100]])
+  assert.equal(e.peerRequests, 3)
+  assert.deepEqual([chosenOf(e, 4, 2), chosenOf(e, 3, 1), chosenOf(e, 3, 2)], [1, 2, 3])
+})
+
+test('a client that comes back lists its holdings as new entries: never chosen, as the coordinator stores them', () => {
+  // Q (3) holds x all along. P (0) gets x from Q (Q's entry chosen), B (1) gets x from P (P's
+  // entry chosen), P leaves at t=20 and comes back at t=100 (linger 0, 60 s session gap).
   const requests = /** @type {[number, number, number, number][]} */ ([
     [0, 3, 1, 100], [50, 3, 9, 100], [100, 3, 9, 100], [150, 3, 9, 100],
     [1, 0, 1, 100], [10, 1, 1, 100], [20, 0, 2, 100], [100, 0, 3, 100], [150, 0, 4, 100]
   ].sort((a, b) => a[0] - b[0]))
   const before = engineAfter(requests.filter(([t]) => t < 100), { linger: 0, sessionGap: 60 })
-  const slotP = before.slotOf[0]
-  assert.equal(slotP, -1, 'P has left')
+  assert.equal(before.slotOf[0], -1, 'P has left')
   const after = engineAfter(requests.filter(([t]) => t <= 100), { linger: 0, sessionGap: 60 })
-  const s = after.slotOf[0]
-  assert.notEqual(s, -1)
-  assert.equal(after.slots.state[s * SLOT_STRIDE + CHOSEN], 0)
-  assert.equal(after.slots.state[after.slotOf[3] * SLOT_STRIDE + CHOSEN], 1, 'Q, still online, keeps its time')
+  assert.deepEqual([chosenOf(after, 0, 1), chosenOf(after, 0, 2)], [0, 0], 'P\'s holdings are new entries')
+  assert.equal(chosenOf(after, 3, 1), 1, 'Q, still online, keeps its time for x')
   assert.equal(after.peerRequests, 2)
 })
 
@@ -185,14 +215,20 @@ test('session tags are renumbered before they overflow; live records keep workin
   assert.equal(r.oracleBytes, plain.maygh.oracleBytes)
   assert.equal(r.cacheBytes, plain.maygh.cacheBytes)
   assertBytesAddUp(r)
-  // every record left in the index is live or stale by its tag, and no live tag exceeds the last
+  // every record left in the index is live or stale by its tag, no live tag exceeds the last,
+  // and every entry's time is one the clock gave
   const lists = engine.holders.lists
+  let marked = 0
   for (let o = 0; o < engine.objectsSeen; o++) {
     for (let i = 0; i < lists.length(o); i++) {
-      const tag = lists.data(o)[lists.base(o) + i * 2 + 1]
+      const tag = lists.data(o)[lists.base(o) + i * H_STRIDE + H_TAG]
       assert.ok(tag > 0 && tag <= engine.slots.lastTag)
+      const chosen = engine.holders.chosen(o, i)
+      assert.ok(chosen >= 0 && chosen <= engine.clock)
+      if (chosen > 0) marked++
     }
   }
+  assert.ok(marked > 10, `${marked} marked entries left`)
 })
 
 test('nobody serves when nobody adopts', () => {

@@ -65,10 +65,10 @@ test('ClientStores keeps sizes up to 4 GiB − 1 exact', () => {
   assert.equal(stores.bytes[1], 0)
 })
 
-for (const inline of [0, 2]) {
-  test(`SlabLists keep every list intact through growth, removal and reuse of blocks (${inline} inline records)`, () => {
+for (const [stride, inline] of [[2, 0], [2, 2], [3, 1]]) {
+  test(`SlabLists keep every list intact through growth, removal and reuse of blocks (${stride} fields a record, ${inline} inline)`, () => {
     const rng = new Rng(5)
-    const lists = new SlabLists(2, inline)
+    const lists = new SlabLists(stride, inline)
     /** @type {number[][]} */
     const ref = Array.from({ length: 30 }, () => [])
     let sawInline = false
@@ -92,7 +92,9 @@ for (const inline of [0, 2]) {
         r.length = 0
       } else {
         const item = rng.int(1e6)
-        lists.push(o, item, item * 3)
+        const pos = lists.push(o, item, item * 3)
+        // fields past the second are the caller's to fill
+        for (let f = 2; f < stride; f++) lists.data(o)[lists.base(o) + pos * stride + f] = item * (f + 3)
         r.push(item)
       }
       if (lists.data(o) === lists.meta) sawInline ||= r.length > 0
@@ -108,8 +110,9 @@ for (const inline of [0, 2]) {
       const data = lists.data(o)
       const base = lists.base(o)
       for (let i = 0; i < ref[o].length; i++) {
-        assert.equal(data[base + i * 2], ref[o][i])
-        assert.equal(data[base + i * 2 + 1], ref[o][i] * 3)
+        assert.equal(data[base + i * stride], ref[o][i])
+        assert.equal(data[base + i * stride + 1], ref[o][i] * 3)
+        for (let f = 2; f < stride; f++) assert.equal(data[base + i * stride + f], ref[o][i] * (f + 3))
       }
     }
     assert.equal(lists.total, total)

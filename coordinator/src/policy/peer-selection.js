@@ -9,22 +9,30 @@
  *    of the holder list when the list is longer than the sample (at 0
  *    otherwise) and walks forward, wrapping, until it has read that many live
  *    holders or the whole list: every holder is reachable, at O(sample) cost.
- *    The coordinator's memory store walks its list of holders (all live); the
- *    simulator walks its index, whose lists also hold stale records of ended
- *    sessions, which the walk reads but does not count. The Redis store
- *    samples server-side instead (SRANDMEMBER, then drops holders whose
- *    records expired): a different random draw of the same size; the steps
- *    below are the same.
+ *    The coordinator's memory store walks its list of holders, counting only
+ *    those on live shards; the simulator walks its index, whose lists also
+ *    hold stale records of ended sessions, which the walk reads but does not
+ *    count. The Redis store samples server-side instead (one HRANDFIELD …
+ *    WITHVALUES on the asset's hash of holder → last chosen, then drops
+ *    holders on dead shards): a different random draw of the same size; the
+ *    steps below are the same.
  * 2. Rank (`rankKey`, `HolderRanking`): never the asker; peers the asker
  *    already has a channel to first (no connection set-up, no new NAT
- *    traversal), then the least recently chosen (spreads upload load across
- *    holders). Ties keep sample order, so a random sample gives random
+ *    traversal), then the holder whose entry for this asset was least
+ *    recently marked (0 = never marked for this asset; spreads upload load
+ *    across an asset's holders). Recency is the holder entry's (asset,
+ *    peer), not the peer's: a peer's marks for other assets do not count, so
+ *    that a lookup reads one asset's holders and their times in one round
+ *    trip. Ties keep sample order, so a random sample gives random
  *    tie-breaking for free. At most `maxHolders` are kept, best first.
  * 3. Mark (`HolderRanking#marked`): the lookup records the first holder it
- *    hands out as chosen at this lookup's time, since the asker tries it
- *    first and falls back to the others only if it fails: the first is where
- *    the upload lands. The coordinator marks it in its store; the simulator in
- *    its peer records.
+ *    hands out as chosen at this lookup's time, on that holder's entry for
+ *    this asset only, since the asker tries it first and falls back to the
+ *    others only if it fails: the first is where the upload lands. The
+ *    coordinator marks the entry in its store (`markChosen(hash, id, at)`);
+ *    the simulator in its index record. An entry starts at 0 (never chosen)
+ *    whenever it is (re)created: a new session listing what it holds, an
+ *    asset added again after an eviction.
  *
  * Pure and allocation-free per lookup: callers supply the holders, their
  * times and connections, and a random source, and record the choice
@@ -89,7 +97,7 @@ const CONNECTED_FIRST = -1e15
 /**
  * Step 2: a holder's rank, lower is better.
  * @param {boolean} connected whether the asker already has a channel to it
- * @param {number} lastChosen when a lookup last marked it (0 = never)
+ * @param {number} lastChosen when a lookup of this asset last marked its entry (0 = never)
  * @returns {number}
  */
 export function rankKey (connected, lastChosen) {
