@@ -9,7 +9,7 @@ import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
 
 /** Documented defaults (README, "Configuration"). */
 const defaults = {
-  /** coordinator WebSocket URL (`data-coordinator`); none = cache + origin only */
+  /** coordinator WebSocket URL, or several separated by commas or spaces (`data-coordinator`); none = cache + origin only */
   coordinator: '',
   /** manifest URL (`data-manifest`) */
   manifest: '/maygh-manifest.json',
@@ -40,6 +40,13 @@ const RANGES = {
   stallMs: [200, 60000],
   joinTimeoutMs: [0, 60000]
 }
+
+/**
+ * The coordinator URLs a `coordinator` setting lists (comma or whitespace separated).
+ * @param {string} coordinator
+ * @returns {string[]}
+ */
+export const coordinatorUrls = (coordinator) => coordinator.split(/[\s,]+/).filter(Boolean)
 
 /**
  * @param {Record<string, string | undefined>} data a `dataset`-like object (camelCase keys)

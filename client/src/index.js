@@ -4,7 +4,7 @@
  *
  *   <script src="/maygh.js" data-coordinator="wss://…" data-manifest="/maygh-manifest.json" defer></script>
  */
-import { readConfig } from './config.js'
+import { coordinatorUrls, readConfig } from './config.js'
 import { Stats } from './stats.js'
 import { Names } from './names.js'
 import { Cache } from './cache.js'
@@ -21,7 +21,8 @@ function start () {
   const stats = new Stats()
   const names = new Names(config.manifest)
   // Peers need WebRTC and a coordinator; verification (and so caching and sharing) needs WebCrypto, i.e. a secure context.
-  const peers = Boolean(config.coordinator && globalThis.RTCPeerConnection && globalThis.WebSocket && globalThis.crypto?.subtle)
+  const urls = coordinatorUrls(config.coordinator)
+  const peers = Boolean(urls.length && globalThis.RTCPeerConnection && globalThis.WebSocket && globalThis.crypto?.subtle)
 
   /** @type {Announcer | null} */
   let announcer = null
@@ -32,7 +33,7 @@ function start () {
   })
   const cacheReady = cache.open()
 
-  const signaling = peers ? new Signaling({ url: config.coordinator, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: () => cache.hashes() }) : null
+  const signaling = peers ? new Signaling({ urls, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: () => cache.hashes() }) : null
   /** Resolves true once joined, false if the first join took longer than `joinTimeoutMs` (or there is no coordinator). */
   const ready = new Promise((resolve) => {
     if (!signaling) return resolve(false)
@@ -46,7 +47,10 @@ function start () {
   let pool = null
   if (signaling) {
     const a = announcer = new Announcer({ signaling, holdings: () => cache.hashes(), delayMs: config.announceDelayMs })
-    signaling.on('welcome', (/** @type {{ have: string[] }} */ w) => a.welcomed(w.have))
+    signaling.on('welcome', (/** @type {{ have: string[], url: string }} */ w) => {
+      a.welcomed(w.have)
+      stats.joined(w.url)
+    })
     signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
     pool = new PeerPool({
       signaling,

@@ -30,6 +30,8 @@ export class PeerLink {
     /** @type {RTCIceCandidateInit[] | null} remote candidates held until the remote description is set */
     this.queued = []
     this.closed = false
+    /** whether the channel has opened */
+    this.up = false
     const pc = this.pc = new RTCPeerConnection({ iceServers: options.iceServers })
     /** @type {Promise<RTCDataChannel>} */
     this.opened = new Promise((resolve, reject) => {
@@ -62,6 +64,7 @@ export class PeerLink {
   setup (channel) {
     channel.binaryType = 'arraybuffer'
     const opened = () => {
+      this.up = true
       clearTimeout(this.timer)
       this.resolveOpen(channel)
     }

@@ -6,6 +6,7 @@
  */
 import { PeerLink } from './peer-link.js'
 import { Transfer } from './transfer.js'
+import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 
 /** connections kept at most; beyond it the least recently active idle one is closed, or the offer ignored */
 const MAX_LINKS = 48
@@ -39,6 +40,13 @@ export class PeerPool {
     this.early = new Map()
     // signaling checked that `from` is a string and `signal` an object; onSignal checks `cid`
     options.signaling.on('connect', (/** @type {{ from: string, signal: IncomingSignal }} */ msg) => this.onSignal(msg.from, msg.signal))
+    // A connection still being set up has lost its signalling path (and the
+    // peer id it was set up under): fail it now, so its load moves on to the
+    // next holder or the origin instead of waiting out connectTimeoutMs.
+    // Open channels do not need the coordinator and stay.
+    options.signaling.on('down', () => {
+      for (const link of this.links.values()) if (!link.up) link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
+    })
   }
 
   /** Peer ids we hold an open channel to. */

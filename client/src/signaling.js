@@ -1,12 +1,29 @@
 /**
  * The coordinator connection (docs/protocol.md, "Coordinator protocol"): one
  * WebSocket, `join` on every (re)connect with the current holdings, requests
- * matched to replies by `ref`, and reconnects with capped exponential backoff
- * and jitter. Emits `welcome` (each join), `connect` (signals from peers),
- * `down` (socket lost) and `warning` (unsolicited errors).
+ * matched to replies by `ref`. Emits `welcome` (each join), `connect` (signals
+ * from peers), `down` (socket lost or left) and `warning` (unsolicited errors).
+ *
+ * Coordinators come and go (a shard dies, drains for a restart, restarts), so
+ * the client knows several: the configured URLs plus every `alternates` one
+ * it hears. The first connect picks one at random; a lost connection retries
+ * another one with capped exponential backoff and jitter; a coordinator that
+ * sends us away (`move`, MGH_ERR_DRAINING) is left at once for an alternate
+ * and skipped for BAR_MS, unless nothing else is known.
  */
 import { Emitter } from './emitter.js'
 import { CLIENT_ERRORS, LIMITS, MayghError, PROTOCOL_VERSION, backoffDelay } from '../../protocol/index.js'
+
+/** how long a coordinator that sent us away is left out of the rotation */
+export const BAR_MS = 60000
+/**
+ * Other coordinators learn that one drains at their next registry beat (1 s by
+ * default), so only an `alternates` list heard this long after we were sent
+ * away is taken as word that the sender is back (restarted) and not draining.
+ */
+export const STALE_MS = 5000
+/** coordinator URLs kept at most (a guard against a runaway `alternates`) */
+const MAX_URLS = 64
 
 /**
  * A request waiting for its reply; replies are the coordinator's JSON, checked where they are used.
@@ -15,11 +32,20 @@ import { CLIENT_ERRORS, LIMITS, MayghError, PROTOCOL_VERSION, backoffDelay } fro
 
 export class Signaling extends Emitter {
   /**
-   * @param {{ url: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[] }} options
+   * @param {{ urls: string[], backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], random?: () => number }} options
+   *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always)
    */
   constructor (options) {
     super()
     this.options = options
+    this.random = options.random ?? Math.random
+    /** @type {Map<string, string>} every coordinator URL known, as first given, by its resolved form (so one coordinator is listed once) */
+    this.urls = new Map()
+    /** @type {Map<string, number>} URLs that sent us away → until when (Date.now()) they are skipped */
+    this.barred = new Map()
+    this.learn(options.urls)
+    /** URL of the coordinator connected to (or last tried) */
+    this.url = ''
     /** @type {WebSocket | null} */
     this.ws = null
     this.joined = false
@@ -37,30 +63,88 @@ export class Signaling extends Emitter {
     this.timer = undefined
   }
 
-  start () {
+  /**
+   * Add coordinator URLs. One named as an alternate STALE_MS or more after it
+   * sent us away is live and not draining by its peers' account (a rolling
+   * restart brought it back), so it is no longer skipped.
+   * @param {unknown} list
+   */
+  learn (list) {
+    if (!Array.isArray(list)) return
+    for (const url of list) {
+      if (typeof url !== 'string' || !url) continue
+      let key = url
+      try { key = new URL(url, globalThis.document?.baseURI).href.replace(/^http/, 'ws') } catch {}
+      if (!this.urls.has(key) && this.urls.size < MAX_URLS) this.urls.set(key, url)
+      const known = this.urls.get(key) ?? ''
+      if ((this.barred.get(known) ?? 0) <= Date.now() + BAR_MS - STALE_MS) this.barred.delete(known)
+    }
+  }
+
+  /** @param {string} url */
+  isBarred (url) {
+    return (this.barred.get(url) ?? 0) > Date.now()
+  }
+
+  /**
+   * A random known URL other than the current one and not barred; else the
+   * current one if it is not barred; else any (all sent us away: try again after the backoff).
+   */
+  pick () {
+    const all = [...this.urls.values()]
+    const open = all.filter((u) => !this.isBarred(u))
+    const others = open.filter((u) => u !== this.url)
+    const from = others.length ? others : open.length ? open : all
+    return from[Math.floor(this.random() * from.length)]
+  }
+
+  /** @param {string} [url] */
+  start (url = this.pick()) {
     if (this.stopped) return
+    this.url = url
     let ws
     try {
-      ws = this.ws = new WebSocket(this.options.url)
+      ws = this.ws = new WebSocket(url)
     } catch {
+      // not a usable URL (WebSocket throws SyntaxError): never again, unless it is all we have
+      this.barred.set(url, Infinity)
       return this.retry()
     }
     // `have` is one message, so at most maxAssetsPerMessage; the announcer sends the rest as updates.
     ws.onopen = () => this.join(this.options.getHave().slice(0, Math.min(this.limits.maxAssetsPerPeer, this.limits.maxAssetsPerMessage)))
     ws.onmessage = (e) => this.onMessage(e.data)
-    ws.onclose = () => {
-      if (this.ws !== ws) return
-      this.ws = null
-      this.joined = false
-      for (const [ref, w] of this.waiting) this.settle(ref, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE, 'coordinator connection lost'), w)
-      this.emit('down', null)
-      this.retry()
-    }
+    // A draining coordinator closes the sockets it still holds with 1012 and MGH_ERR_DRAINING's message.
+    ws.onclose = (e) => { if (this.ws === ws) this.drop(e.code === 1012 && /drain/i.test(e.reason)) }
   }
 
-  retry () {
+  /**
+   * The socket is gone, or we leave it: what waits on it fails at once (loads
+   * go on to the origin), then reconnect.
+   * @param {boolean} [away] the coordinator sent us away: skip it for BAR_MS, go to another now
+   */
+  drop (away = false) {
+    const ws = this.ws
+    this.ws = null
+    this.joined = false
+    for (const [ref, w] of this.waiting) this.settle(ref, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE, 'coordinator connection lost'), w)
+    this.emit('down', null)
+    if (away) this.barred.set(this.url, Date.now() + BAR_MS)
+    ws?.close()
+    this.retry(away)
+  }
+
+  /** @param {boolean} [away] see {@link drop} */
+  retry (away = false) {
     if (this.stopped) return
-    this.timer = setTimeout(() => this.start(), backoffDelay(this.attempt++, { baseMs: this.options.backoffBaseMs, maxMs: this.options.backoffMaxMs }))
+    clearTimeout(this.timer)
+    // Sent away: at once when there is somewhere else to go (the sender is
+    // barred by now, so coordinators draining together cannot make this a
+    // loop); otherwise the backoff. Where to is decided when the timer fires.
+    const delay = away && [...this.urls.values()].some((u) => !this.isBarred(u))
+      ? 0
+      : backoffDelay(this.attempt, { baseMs: this.options.backoffBaseMs, maxMs: this.options.backoffMaxMs }, this.random)
+    this.attempt++
+    this.timer = setTimeout(() => this.start(), delay)
   }
 
   /** @param {string[]} have */
@@ -72,11 +156,12 @@ export class Signaling extends Emitter {
       this.limits = { ...this.limits, ...welcome.limits }
       this.joined = true
       this.attempt = 0
-      this.emit('welcome', { id: this.id, have })
+      this.emit('welcome', { id: this.id, have, url: this.url })
     } catch (err) {
       // Too many assets for this coordinator: offer the most recently used half.
       if (err.code === 'MGH_ERR_TOO_MANY_ASSETS' && have.length > 1) return this.join(have.slice(0, have.length >> 1))
-      if (err.code !== 'MGH_ERR_OFFLINE') this.ws?.close()
+      if (err.code === 'MGH_ERR_DRAINING') this.drop(true)
+      else if (err.code !== 'MGH_ERR_OFFLINE') this.ws?.close()
     }
   }
 
@@ -87,6 +172,9 @@ export class Signaling extends Emitter {
     if (msg?.type === 'connect' && typeof msg.from === 'string' && msg.signal && typeof msg.signal === 'object') {
       return this.emit('connect', msg)
     }
+    // `welcome`, `move` and MGH_ERR_DRAINING name the other live coordinators.
+    this.learn(msg?.alternates)
+    if (msg?.type === 'move') return this.drop(true)
     const w = this.waiting.get(msg?.ref)
     if (w) {
       if (msg.type === 'error') this.settle(msg.ref, null, Object.assign(new Error(msg.message), { code: msg.code }), w)

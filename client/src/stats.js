@@ -18,8 +18,17 @@ export class Stats extends Emitter {
       /** loads that failed everywhere (the element falls back to its plain URL) */
       failed: 0,
       /** failed steps by error code (a peer timing out, a miss, …), each also an `error` event */
-      errors: /** @type {Record<string, number>} */ ({})
+      errors: /** @type {Record<string, number>} */ ({}),
+      /** the coordinator last joined (`joined` in Maygh.stats() says whether still), and how often a join went to a different one than the one before */
+      coordinator: { url: /** @type {string | null} */ (null), switches: 0 }
     }
+  }
+
+  /** A coordinator welcomed us. @param {string} url its URL, as configured or as an `alternates` entry named it */
+  joined (url) {
+    const c = this.counts.coordinator
+    if (c.url !== null && c.url !== url) c.switches++
+    c.url = url
   }
 
   /**

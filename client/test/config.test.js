@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readConfig, DEFAULTS } from '../src/config.js'
+import { readConfig, coordinatorUrls, DEFAULTS } from '../src/config.js'
 import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
 
 test('defaults: 50 MB quota, manifest at /maygh-manifest.json, no coordinator', () => {
@@ -22,4 +22,11 @@ test('data attributes override; out-of-range values are clamped with a warning, 
   assert.equal(c.lookupTimeoutMs, 750)
   assert.equal(warnings.length, 2)
   assert.equal(readConfig({ quotaMb: '0' }).quotaMb, 1)
+})
+
+test('data-coordinator may list several URLs, separated by commas or whitespace', () => {
+  assert.deepEqual(coordinatorUrls('wss://a.example'), ['wss://a.example'])
+  assert.deepEqual(coordinatorUrls(' wss://a.example, wss://b.example\n\t/ws ,'), ['wss://a.example', 'wss://b.example', '/ws'])
+  assert.deepEqual(coordinatorUrls(' , '), [])
+  assert.equal(readConfig({ coordinator: 'wss://a.example wss://b.example' }).coordinator, 'wss://a.example wss://b.example')
 })

@@ -1,38 +1,54 @@
 /**
- * Signaling against a real coordinator (port 0), with `ws` standing in for
- * the browser's WebSocket: join with holdings, request/reply by ref, and
- * re-join with the current holdings after the coordinator restarts.
+ * The coordinator connection. First against real coordinators (port 0), with
+ * `ws` standing in for the browser's WebSocket: join with holdings,
+ * request/reply by ref, re-join after a restart, fail over to another
+ * coordinator. Then the choice of coordinator — failover, `alternates`,
+ * `move`, MGH_ERR_DRAINING — against a fake WebSocket on node:test's mock
+ * timers (and clock), so every backoff is stepped through, not waited out.
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
 import { startCoordinator } from '../../coordinator/src/server.js'
-import { Signaling } from '../src/signaling.js'
+import { ERRORS, PEER_ID_PATTERN } from '../../protocol/index.js'
+import { Signaling, BAR_MS, STALE_MS } from '../src/signaling.js'
+import { coordinatorUrls } from '../src/config.js'
+import { Stats } from '../src/stats.js'
+import { FakeWebSocket } from './fake-websocket.js'
 
 const h = (/** @type {number} */ i) => `sha256-${String(i).padStart(43, 'A')}=`
 before(() => { /** @type {any} */ (globalThis).WebSocket ??= WebSocket })
 after(() => { if (globalThis.WebSocket === /** @type {any} */ (WebSocket)) delete (/** @type {any} */ (globalThis)).WebSocket })
 
-/** @param {import('../src/signaling.js').Signaling} s */
+/** @param {Signaling} s @returns {Promise<any>} the next `welcome` event */
 const welcomed = (s) => new Promise((resolve) => s.on('welcome', resolve))
+
+/**
+ * Stop, and wait for the socket's close (so no close handshake is left to
+ * finish under a later test's mock timers).
+ * @param {Signaling} s
+ */
+const stopped = (s) => {
+  const down = s.ws ? new Promise((resolve) => s.on('down', resolve)) : null
+  s.stop()
+  return down
+}
 
 test('joins with its holdings, then answers lookups by ref', async () => {
   const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
-  const a = new Signaling({ url: coordinator.url, backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [h(1), h(2)] })
-  const b = new Signaling({ url: coordinator.url, backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
+  const a = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [h(1), h(2)] })
+  const b = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
   try {
     a.start()
     b.start()
     await Promise.all([welcomed(a), welcomed(b)])
-    assert.match(/** @type {string} */ (a.id), /^[A-Za-z0-9_-]{22}$/)
+    assert.match(/** @type {string} */ (a.id), PEER_ID_PATTERN)
     assert.ok(a.iceServers.some((s) => String(s.urls).startsWith('stun:127.0.0.1')), 'the coordinator\'s own STUN server')
     const reply = await b.request({ type: 'lookup', hash: h(2) }, 2000)
     assert.deepEqual(reply.peers, [a.id])
     await assert.rejects(b.request({ type: 'lookup', hash: 'nope' }, 2000), { code: 'MGH_ERR_BAD_FIELD' })
   } finally {
-    a.stop()
-    b.stop()
-    await coordinator.close()
+    await Promise.all([stopped(a), stopped(b), coordinator.close()])
   }
 })
 
@@ -40,7 +56,7 @@ test('after the coordinator restarts it reconnects and re-joins with its current
   let coordinator = await startCoordinator({ port: 0, stunPort: 0 })
   const port = Number(new URL(coordinator.url).port)
   let have = [h(1)]
-  const a = new Signaling({ url: coordinator.url, backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => have })
+  const a = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => have })
   try {
     a.start()
     await welcomed(a)
@@ -52,14 +68,274 @@ test('after the coordinator restarts it reconnects and re-joins with its current
     have = [h(1), h(3)]
     const again = welcomed(a)
     coordinator = await startCoordinator({ port, stunPort: 0 })
-    assert.deepEqual((/** @type {any} */ (await again)).have, have)
-    const probe = new Signaling({ url: coordinator.url, backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
+    assert.deepEqual((await again).have, have)
+    const probe = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
     probe.start()
     await welcomed(probe)
     assert.deepEqual((await probe.request({ type: 'lookup', hash: h(3) }, 2000)).peers, [a.id])
-    probe.stop()
+    await stopped(probe)
   } finally {
-    a.stop()
-    await coordinator.close()
+    await Promise.all([stopped(a), coordinator.close()])
   }
+})
+
+test('when its coordinator stops, it joins the other listed one and announces its holdings there', async () => {
+  const one = await startCoordinator({ port: 0, stunPort: 0 })
+  const two = await startCoordinator({ port: 0, stunPort: 0 })
+  const a = new Signaling({ urls: coordinatorUrls(`${one.url}, ${two.url}`), backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [h(7)], random: () => 0 })
+  try {
+    a.start()
+    assert.equal((await welcomed(a)).url, one.url)
+    const again = welcomed(a)
+    await one.close()
+    const w = await again
+    assert.equal(w.url, two.url)
+    assert.deepEqual(w.have, [h(7)])
+    const probe = new Signaling({ urls: [two.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
+    probe.start()
+    await welcomed(probe)
+    assert.deepEqual((await probe.request({ type: 'lookup', hash: h(7) }, 2000)).peers, [a.id])
+    await stopped(probe)
+  } finally {
+    await Promise.all([stopped(a), two.close()])
+  }
+})
+
+// ---- choosing the coordinator, on a fake WebSocket and mock timers ----
+
+const A = 'ws://a.example:7070'
+const B = 'ws://b.example:7070'
+const C = 'ws://c.example:7070'
+const DRAINING = ERRORS.MGH_ERR_DRAINING.message
+
+/**
+ * A Signaling over FakeWebSocket with the clock at 0; backoff 500 ms doubling to 30 s.
+ * @param {import('node:test').TestContext} t
+ * @param {string[]} urls
+ * @param {{ random?: () => number, have?: string[] }} [o]
+ */
+function setup (t, urls, o = {}) {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 })
+  const real = globalThis.WebSocket
+  globalThis.WebSocket = /** @type {any} */ (FakeWebSocket)
+  FakeWebSocket.made = []
+  const s = new Signaling({ urls, backoffBaseMs: 500, backoffMaxMs: 30000, getHave: () => o.have ?? [h(1)], random: o.random })
+  t.after(() => {
+    s.stop()
+    globalThis.WebSocket = real
+  })
+  return s
+}
+
+/**
+ * Play a coordinator that accepts the newest socket; resolves with the `welcome` event.
+ * @param {Signaling} s
+ * @param {string[]} [alternates]
+ */
+async function accept (s, alternates) {
+  const ws = FakeWebSocket.last
+  const w = welcomed(s)
+  ws.open()
+  const join = ws.sent[0]
+  assert.equal(join.type, 'join')
+  ws.receive({ type: 'welcome', ref: join.ref, id: 'x~AAAAAAAAAAAAAAAAAAAAAA', iceServers: [], holding: join.have.length, limits: {}, alternates })
+  return w
+}
+
+/** Let pending promise callbacks run (the join's `await`, a client close's event). */
+const settle = () => new Promise((resolve) => setImmediate(resolve))
+
+test('data-coordinator lists URLs by comma or space; the first connect picks one at random', (t) => {
+  const s = setup(t, [A, B, C])
+  const picked = new Set()
+  // With Math.random: all three turn up in 60 tries but for a chance of 3·(2/3)^60 ≈ 10⁻¹⁰.
+  for (let i = 0; i < 60; i++) {
+    const one = new Signaling({ urls: [A, B, C], backoffBaseMs: 500, backoffMaxMs: 30000, getHave: () => [] })
+    one.start()
+    picked.add(FakeWebSocket.last.url)
+    one.stop()
+  }
+  assert.deepEqual([...picked].sort(), [A, B, C])
+  // One coordinator named twice (as the site and as an alternate may spell it) is one entry.
+  s.learn([`${A}/`, B])
+  assert.deepEqual([...s.urls.values()], [A, B, C])
+})
+
+test('a lost connection goes to another URL within 500 ms, re-joins there with the holdings, and counts a switch', async (t) => {
+  // 0.99: the last candidate, and the longest jitter
+  const s = setup(t, [A, B, C], { random: () => 0.99, have: [h(1), h(2)] })
+  const stats = new Stats()
+  s.on('welcome', (/** @type {any} */ w) => stats.joined(w.url))
+  s.start()
+  assert.equal((await accept(s)).url, C)
+  FakeWebSocket.last.end(1006)
+  assert.equal(s.joined, false)
+  t.mock.timers.tick(240)
+  assert.equal(FakeWebSocket.made.length, 1, 'not before the first backoff step\'s fixed half')
+  t.mock.timers.tick(260)
+  assert.equal(FakeWebSocket.made.length, 2)
+  assert.notEqual(FakeWebSocket.last.url, C, 'another coordinator')
+  const w = await accept(s)
+  assert.equal(w.url, B)
+  assert.deepEqual(w.have, [h(1), h(2)])
+  assert.deepEqual(FakeWebSocket.last.sent[0].have, [h(1), h(2)], 'announced again in the join')
+  assert.deepEqual(stats.snapshot().coordinator, { url: B, switches: 1 })
+  stats.joined(B)
+  assert.equal(stats.counts.coordinator.switches, 1, 'joining the same one again is no switch')
+})
+
+test('retries cycle through the known URLs with growing, capped backoff', async (t) => {
+  const s = setup(t, [A, B], { random: () => 0 })
+  s.start()
+  await accept(s)
+  /** @type {{ url: string, at: number }[]} */
+  const tries = []
+  FakeWebSocket.last.end(1006)
+  for (let i = 0; i < 300; i++) {
+    t.mock.timers.tick(1000)
+    const ws = FakeWebSocket.last
+    if (ws.readyState === 0) {
+      tries.push({ url: ws.url, at: Date.now() })
+      ws.end(1006) // refused
+    }
+  }
+  assert.deepEqual(tries.slice(0, 6).map((x) => x.url), [B, A, B, A, B, A], 'never the same one twice in a row while another is known')
+  const gaps = tries.slice(1).map((x, i) => x.at - tries[i].at)
+  assert.ok(gaps.every((g, i) => i === 0 || g >= gaps[i - 1]), 'the delay never shrinks')
+  assert.equal(Math.max(...gaps), 15000, 'capped at backoffMaxMs (30 s, of which at least half)')
+})
+
+test('alternates heard in welcome join the rotation', async (t) => {
+  const s = setup(t, [A])
+  s.start()
+  await accept(s, [B])
+  FakeWebSocket.last.end(1006)
+  t.mock.timers.tick(500)
+  assert.equal(FakeWebSocket.last.url, B, 'failover to the learned alternate')
+})
+
+test('move: in-flight requests fail at once, it joins an alternate at once and does not go back to the sender for 60 s', async (t) => {
+  const s = setup(t, [A], { random: () => 0.5 })
+  s.start()
+  await accept(s)
+  const lookup = s.request({ type: 'lookup', hash: h(1) }, 2000)
+  const old = FakeWebSocket.last
+  old.receive({ type: 'move', alternates: [B] })
+  await assert.rejects(lookup, { code: 'MGH_ERR_OFFLINE' })
+  assert.ok(old.readyState >= 2, 'the client left the draining coordinator')
+  t.mock.timers.tick(0)
+  assert.equal(FakeWebSocket.last.url, B)
+  // B's registry may not have seen A start draining yet: that does not bring A back.
+  await accept(s, [A])
+  await settle()
+  assert.equal(FakeWebSocket.made.length, 2, 'the old socket\'s close event starts nothing')
+
+  // B dies and stays dead: the client keeps trying B, never A, until A's bar ends.
+  FakeWebSocket.last.end(1006)
+  /** @type {{ url: string, at: number }[]} */
+  const tries = []
+  for (let i = 0; i < 900; i++) {
+    t.mock.timers.tick(100)
+    const ws = FakeWebSocket.last
+    if (ws.readyState === 0) {
+      tries.push({ url: ws.url, at: Date.now() })
+      ws.end(1006)
+    }
+  }
+  assert.ok(tries.length > 3)
+  assert.ok(tries.filter((x) => x.at < BAR_MS).every((x) => x.url === B), 'not back to the sender within 60 s')
+  assert.ok(tries.some((x) => x.at >= BAR_MS && x.url === A), 'back in the rotation after it')
+})
+
+test('rolling restart: the restarted coordinator, named again later, is where the next move goes', async (t) => {
+  const s = setup(t, [A, B], { random: () => 0 })
+  s.start()
+  await accept(s, [B])
+  FakeWebSocket.last.receive({ type: 'move', alternates: [B] })
+  t.mock.timers.tick(0)
+  assert.equal(FakeWebSocket.last.url, B)
+  await accept(s, [])
+  t.mock.timers.tick(STALE_MS) // A restarts; then B drains and names it
+  FakeWebSocket.last.receive({ type: 'move', alternates: [A] })
+  t.mock.timers.tick(0)
+  assert.equal(FakeWebSocket.last.url, A, 'at once, to the coordinator named live')
+})
+
+test('MGH_ERR_DRAINING in reply to join, or a 1012 draining close: an alternate at once; a plain 1012 shutdown: the backoff', async (t) => {
+  const s = setup(t, [A, C], { random: () => 0 })
+  s.start()
+  const first = FakeWebSocket.last
+  assert.equal(first.url, A)
+  first.open()
+  first.receive({ type: 'error', code: 'MGH_ERR_DRAINING', message: DRAINING, alternates: [B], ref: first.sent[0].ref })
+  await settle()
+  first.end(1012, DRAINING) // the coordinator then closes it: nothing more happens
+  t.mock.timers.tick(0)
+  assert.equal(FakeWebSocket.made.length, 2)
+  assert.notEqual(FakeWebSocket.last.url, A)
+  const w = await accept(s)
+
+  // Its coordinator closes 1012 for a drain: away at once, and the sender is barred.
+  FakeWebSocket.last.end(1012, DRAINING)
+  t.mock.timers.tick(0)
+  assert.equal(FakeWebSocket.made.length, 3)
+  assert.ok(![A, w.url].includes(FakeWebSocket.last.url), 'neither drained coordinator')
+  await accept(s)
+
+  // A plain shutdown is a lost connection: the backoff, and the coordinator stays in the rotation.
+  const before = FakeWebSocket.made.length
+  FakeWebSocket.last.end(1012, ERRORS.MGH_ERR_SHUTTING_DOWN.message)
+  t.mock.timers.tick(0)
+  assert.equal(FakeWebSocket.made.length, before)
+  t.mock.timers.tick(500)
+  assert.equal(FakeWebSocket.made.length, before + 1)
+})
+
+test('two draining coordinators naming each other (registries a beat behind): one hop at once, then the backoff, no loop', async (t) => {
+  const s = setup(t, [A], { random: () => 0 })
+  s.start()
+  await accept(s)
+  FakeWebSocket.last.receive({ type: 'move', alternates: [B] })
+  t.mock.timers.tick(0)
+  const b = FakeWebSocket.last
+  assert.equal(b.url, B)
+  b.open()
+  b.receive({ type: 'error', code: 'MGH_ERR_DRAINING', message: DRAINING, alternates: [A], ref: b.sent[0].ref })
+  await settle()
+  t.mock.timers.tick(0)
+  assert.equal(FakeWebSocket.made.length, 2, 'the second hop waits')
+  t.mock.timers.tick(500)
+  assert.equal(FakeWebSocket.last.url, A, 'then goes to the coordinator B named as live')
+})
+
+test('a single-coordinator site: back after a restart, and after a drain it waits out the backoff and tries the same URL', async (t) => {
+  const s = setup(t, [A], { random: () => 0 })
+  s.start()
+  await accept(s)
+  FakeWebSocket.last.end(1012, ERRORS.MGH_ERR_SHUTTING_DOWN.message)
+  t.mock.timers.tick(250)
+  assert.equal(FakeWebSocket.last.url, A)
+  FakeWebSocket.last.end(1006) // still restarting: refused
+  t.mock.timers.tick(500)
+  assert.equal(FakeWebSocket.made.length, 3)
+  assert.deepEqual((await accept(s)).have, [h(1)])
+
+  FakeWebSocket.last.receive({ type: 'move', alternates: [] })
+  t.mock.timers.tick(0)
+  assert.equal(FakeWebSocket.made.length, 3, 'nowhere else to go: not at once')
+  t.mock.timers.tick(250)
+  assert.equal(FakeWebSocket.made.length, 4)
+  assert.equal(FakeWebSocket.last.url, A)
+  assert.equal((await accept(s)).url, A)
+})
+
+test('requests fail with MGH_ERR_OFFLINE at once when the connection drops, and while it is down', async (t) => {
+  const s = setup(t, [A, B])
+  s.start()
+  await accept(s)
+  const pending = [s.request({ type: 'lookup', hash: h(1) }, 60000), s.request({ type: 'update', add: [h(2)] }, 60000)]
+  FakeWebSocket.last.end(1006)
+  for (const p of pending) await assert.rejects(p, { code: 'MGH_ERR_OFFLINE' })
+  await assert.rejects(s.request({ type: 'lookup', hash: h(1) }, 60000), { code: 'MGH_ERR_OFFLINE' })
+  assert.equal(s.waiting.size, 0)
 })

@@ -1,0 +1,58 @@
+/**
+ * The peer pool when the coordinator connection goes: connections still being
+ * set up fail at once with MGH_ERR_OFFLINE (their signals have no way through
+ * any more), so a load moves on instead of waiting out the connect timeout;
+ * open channels stay. A stand-in RTCPeerConnection hands out FakeChannels.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Emitter } from '../src/emitter.js'
+import { PeerPool } from '../src/peer-pool.js'
+import { FakeChannel } from './fake-channel.js'
+
+/** Makes a data channel already open, or one that never opens, as `channelState` says. */
+class FakePeerConnection {
+  static channelState = 'open'
+  constructor () {
+    /** @type {RTCSessionDescriptionInit | null} */
+    this.localDescription = null
+  }
+
+  createDataChannel () {
+    const channel = new FakeChannel()
+    channel.readyState = FakePeerConnection.channelState
+    return channel
+  }
+
+  async createOffer () { return { type: 'offer', sdp: 'v=0' } }
+  /** @param {RTCSessionDescriptionInit} d */
+  async setLocalDescription (d) { this.localDescription = d }
+  close () {}
+}
+
+test('when the coordinator connection goes, connections being set up fail with MGH_ERR_OFFLINE at once; open ones stay', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  t.mock.timers.enable({ apis: ['setTimeout'] })
+  // The coordinator acknowledges nothing: an offer waits for `relayed` until it goes.
+  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: () => true })
+  const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
+
+  await pool.transfer('open-peer')
+  FakePeerConnection.channelState = 'connecting'
+  const pending = pool.transfer('new-peer')
+  /** @type {string | null} */
+  let code = null
+  pending.catch((err) => { code = err.code })
+  const failure = () => code
+  const turn = () => new Promise((resolve) => setImmediate(resolve))
+  await turn()
+  assert.equal(failure(), null, 'still connecting')
+
+  signaling.emit('down', null)
+  await turn()
+  assert.equal(failure(), 'MGH_ERR_OFFLINE', 'failed without any timer running')
+  assert.deepEqual(pool.connected(), ['open-peer'])
+  assert.equal(pool.links.size, 1)
+})
