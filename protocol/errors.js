@@ -57,7 +57,8 @@ export const COORDINATOR_ERRORS = /* @__PURE__ */ defineArea('coordinator', {}, 
   MGH_ERR_RATE_LIMITED: 'too many messages; slow down',
   MGH_ERR_STORE: ['the coordinator store failed; try again', { status: 503 }],
   MGH_ERR_HTTP_NOT_FOUND: ['no such HTTP endpoint (try /healthz or /stats)', { status: 404 }],
-  MGH_ERR_SHUTTING_DOWN: ['coordinator is shutting down; reconnect', { close: 1012 }]
+  MGH_ERR_SHUTTING_DOWN: ['coordinator is shutting down; reconnect', { close: 1012 }],
+  MGH_ERR_DRAINING: ['coordinator is draining; join one of the alternates', { close: 1012 }]
 })
 
 /** Client errors: carried in `err.code` and in `error` / `reject` events; each ends one attempt. */

@@ -18,12 +18,19 @@ async function main () {
     if (process.env.LOG_LEVEL !== 'silent') console.warn(`maygh-coordinator: warning: ${context}: ${err.message}`)
   })
   console.log(`maygh-coordinator: shard ${coordinator.shard} on ${coordinator.url} (health ${coordinator.httpUrl}/healthz), STUN ${coordinator.stunUrl || 'off'}, store ${coordinator.config.redisUrl ? 'redis' : 'memory'}`)
-  const stop = async () => {
+  // SIGTERM (what orchestrators send) drains: clients move to the other
+  // coordinators over DRAIN_WINDOW_MS, then the process exits. A second signal,
+  // or SIGINT, stops at once (clients reconnect elsewhere).
+  let stopping = false
+  const stop = async (/** @type {boolean} */ drain) => {
+    if (stopping) process.exit(1)
+    stopping = true
+    if (drain) await coordinator.drain(coordinator.config.drainWindowMs)
     await coordinator.close()
     process.exit(0)
   }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
+  process.on('SIGINT', () => stop(false))
+  process.on('SIGTERM', () => stop(true))
 }
 
 main()

@@ -16,6 +16,7 @@ export const OPTIONS = Object.freeze({
   'shard-heartbeat-ms': ['shardHeartbeatMs', 'SHARD_HEARTBEAT_MS', Number],
   'shard-ttl-ms': ['shardTtlMs', 'SHARD_TTL_MS', Number],
   'store-timeout-ms': ['storeTimeoutMs', 'STORE_TIMEOUT_MS', Number],
+  'drain-window-ms': ['drainWindowMs', 'DRAIN_WINDOW_MS', Number],
   'max-message-bytes': ['maxMessageBytes', 'MAX_MESSAGE_BYTES', Number],
   'max-assets-per-peer': ['maxAssetsPerPeer', 'MAX_ASSETS_PER_PEER', Number],
   'max-holders': ['maxHolders', 'MAX_HOLDERS', Number],

@@ -28,6 +28,8 @@ const defaults = {
   shardTtlMs: 3000,
   /** a store command not answered by then fails (lookups answer "no holders", writes MGH_ERR_STORE) */
   storeTimeoutMs: 1000,
+  /** on SIGTERM, clients are told to move to other coordinators spread over this long; the process exits when they have gone */
+  drainWindowMs: 10000,
   /** largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE */
   maxMessageBytes: LIMITS.maxMessageBytes,
   /** largest frame read at all; bigger ones close the socket with 1009 */
@@ -66,6 +68,7 @@ const INTEGER_RANGES = /** @type {const} */ ({
   shardHeartbeatMs: [50, 60_000],
   shardTtlMs: [150, 600_000],
   storeTimeoutMs: [10, 60_000],
+  drainWindowMs: [0, 600_000],
   rateLimitPerSecond: [1, 1_000_000],
   rateLimitBurst: [1, 1_000_000]
 })

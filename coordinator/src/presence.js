@@ -25,9 +25,10 @@ export class Presence extends EventEmitter {
    * @param {number} deps.ttlMs how long an entry stays live without a beat
    * @param {() => import('./store/store.js').ShardInfo} deps.info what to tell the others now
    * @param {() => Promise<void>} deps.relist lists every peer of this shard in the store again
+   * @param {() => Promise<void>} deps.tidy runs after every beat that succeeds (retries what failed while the store was down)
    * @param {(err: Error, context: string) => void} deps.warn
    */
-  constructor ({ store, shard, intervalMs, ttlMs, info, relist, warn }) {
+  constructor ({ store, shard, intervalMs, ttlMs, info, relist, tidy, warn }) {
     super()
     this.store = store
     this.shard = shard
@@ -35,6 +36,7 @@ export class Presence extends EventEmitter {
     this.ttlMs = ttlMs
     this.info = info
     this.relist = relist
+    this.tidy = tidy
     this.warn = warn
     /** @type {NodeJS.Timeout | null} */
     this.timer = null
@@ -80,6 +82,7 @@ export class Presence extends EventEmitter {
       this.relistDue = true
       this.warn(new Error('the store lost this shard\'s data'), 'listing every peer again at the next beat')
     }
+    await this.tidy()
     for (const shard of beat.dead) {
       this.store.reapShard(shard).catch((err) => this.warn(err, `reaping dead shard ${shard} failed (another shard retries when the lease ends)`))
     }

@@ -18,6 +18,9 @@ import { Relay } from './relay.js'
 import { Heartbeat } from './heartbeat.js'
 import { Presence } from './presence.js'
 import { PEER_BATCH } from './store/redis-store.js'
+
+/** removals kept to retry while the store is down; past this, a gone peer may stay listed until its shard restarts */
+const MAX_ORPHANS = 100_000
 import { openStore } from './store/index.js'
 import { startStunServer } from './stun/stun-server.js'
 
@@ -73,6 +76,10 @@ export class Coordinator extends EventEmitter {
     this.url = ''
     /** the URL other shards hand out for this one (`publicUrl`, else `url`) */
     this.publicUrl = ''
+    /** set by drain(): no more joins */
+    this.draining = false
+    /** @type {Map<string, string[]>} peers the store failed to remove (or to add, for a join that failed), to remove again */
+    this.orphans = new Map()
     this.httpUrl = ''
     this.stunUrl = ''
     this.lastTick = 0
@@ -105,8 +112,9 @@ export class Coordinator extends EventEmitter {
       shard: this.shard,
       intervalMs: config.shardHeartbeatMs,
       ttlMs: config.shardTtlMs,
-      info: () => ({ url: this.publicUrl, ...this.#counts() }),
+      info: () => ({ url: this.publicUrl, draining: this.draining, ...this.#counts() }),
       relist: () => this.#relist(),
+      tidy: () => this.#retryOrphans(),
       warn: this.warn
     })
     this.presence.on('down', (err) => this.warn(err ?? new Error('store unreachable'), 'store down: lookups answer no holders, changes fail with MGH_ERR_STORE'))
@@ -115,6 +123,52 @@ export class Coordinator extends EventEmitter {
 
     this.heartbeat = new Heartbeat({ intervalMs: config.pingIntervalMs, sessions: () => this.connections })
     this.heartbeat.start()
+  }
+
+  /**
+   * The other live coordinators clients may move to: their public URLs, minus
+   * any that are draining (what `welcome`, `move` and MGH_ERR_DRAINING carry).
+   * @returns {string[]}
+   */
+  alternates () {
+    const urls = []
+    for (const [shard, info] of this.store.liveShards()) {
+      if (shard !== this.shard && info.url !== '' && !info.draining) urls.push(info.url)
+    }
+    return urls
+  }
+
+  /**
+   * Drain, after HTTP's Alt-Svc: take no more joins (MGH_ERR_DRAINING names the
+   * alternates), tell the other shards (so they stop handing this one out as an
+   * alternate), and send every client `move` at a moment spread evenly over
+   * `windowMs`, so they do not all land on the others at once. Resolves when
+   * every client has gone, or `windowMs` plus a grace second has passed; then
+   * call close().
+   * @param {number} windowMs
+   */
+  async drain (windowMs) {
+    if (this.draining) return
+    this.draining = true
+    await this.presence?.tick()
+    const alternates = this.alternates()
+    const open = [...this.connections]
+    // Shuffled: which client moves early owes nothing to when it connected.
+    for (let i = open.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1))
+      ;[open[i], open[j]] = [open[j], open[i]]
+    }
+    const deadline = Date.now() + windowMs
+    const stepMs = 50
+    const steps = Math.max(1, Math.ceil(windowMs / stepMs))
+    for (let step = 0, sent = 0; step < steps && sent < open.length; step++) {
+      const until = Math.ceil(open.length * (step + 1) / steps)
+      for (; sent < until; sent++) open[sent].send({ type: 'move', alternates })
+      if (sent < open.length) await new Promise((resolve) => setTimeout(resolve, stepMs))
+    }
+    while (this.connections.size > 0 && Date.now() < deadline + 1000) {
+      await new Promise((resolve) => setTimeout(resolve, stepMs))
+    }
   }
 
   /** @returns {{ peers: number, holdings: number }} this shard's joined peers and what they hold */
@@ -140,9 +194,9 @@ export class Coordinator extends EventEmitter {
     return { shard: this.shard, peers, holdings, shards: shards.size, localPeers: this.sessions.size, ...this.counters }
   }
 
-  /** Whether this coordinator should get new clients: registered with a reachable store. */
+  /** Whether this coordinator should get new clients: registered with a reachable store, and not draining. */
   ready () {
-    return this.presence?.registered === true
+    return this.presence?.registered === true && !this.draining
   }
 
   /**
@@ -209,7 +263,9 @@ export class Coordinator extends EventEmitter {
       relay: /** @type {Relay} */ (this.relay),
       counters: this.counters,
       clock: this.clock,
-      warn: this.warn
+      warn: this.warn,
+      coordinator: this,
+      orphan: (/** @type {string} */ id, /** @type {string[]} */ assets) => { if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets) }
     }
     const run = async () => {
       if (session.closed) return
@@ -238,7 +294,9 @@ export class Coordinator extends EventEmitter {
     this.counters.errors++
     const error = err instanceof MayghError ? err : new MayghError(ERRORS.MGH_ERR_STORE)
     this.warn(/** @type {Error} */ (err), `replied ${error.code}`)
-    session.send({ type: 'error', code: error.code, message: error.message, ...(ref === undefined ? {} : { ref }) })
+    const alternates = error.code === 'MGH_ERR_DRAINING' ? { alternates: this.alternates() } : {}
+    session.send({ type: 'error', code: error.code, message: error.message, ...alternates, ...(ref === undefined ? {} : { ref }) })
+    if (error.close !== undefined) session.ws.close(error.close, error.message)
   }
 
   /**
@@ -258,11 +316,29 @@ export class Coordinator extends EventEmitter {
     if (id === null) return
     session.peerId = null
     if (this.sessions.get(id) === session) this.sessions.delete(id)
+    await this.#forget(id, [...session.assets, ...session.unsure])
+  }
+
+  /**
+   * Take a peer out of the store; when the store fails, keep it to retry
+   * after the next beat that succeeds, so no gone peer stays listed.
+   * @param {string} id
+   * @param {string[]} assets
+   */
+  async #forget (id, assets) {
     try {
-      await this.store.removePeer(id, [...session.assets])
+      await this.store.removePeer(id, assets)
+      this.orphans.delete(id)
     } catch (err) {
-      this.warn(/** @type {Error} */ (err), `removing peer ${id} failed`)
+      this.warn(/** @type {Error} */ (err), `removing peer ${id} failed; retried after the next beat`)
+      if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets)
     }
+  }
+
+  /** Retry the removals the store failed, a batch at a time. */
+  async #retryOrphans () {
+    const batch = [...this.orphans].slice(0, PEER_BATCH)
+    await Promise.all(batch.map(([id, assets]) => this.#forget(id, assets)))
   }
 
   /**
@@ -279,7 +355,7 @@ export class Coordinator extends EventEmitter {
     if (path === '/healthz') return json(200, { ok: true, shard: this.shard })
     if (path === '/readyz') {
       const ready = this.ready()
-      return json(ready ? 200 : 503, { ready, shard: this.shard, store: this.presence?.up === true ? 'up' : 'down' })
+      return json(ready ? 200 : 503, { ready, shard: this.shard, store: this.presence?.up === true ? 'up' : 'down', draining: this.draining })
     }
     if (path === '/stats') return json(200, this.stats())
     fail(new MayghError(ERRORS.MGH_ERR_HTTP_NOT_FOUND))
@@ -291,7 +367,7 @@ export class Coordinator extends EventEmitter {
    */
   async close () {
     this.heartbeat?.stop()
-    const { close, message } = new MayghError(ERRORS.MGH_ERR_SHUTTING_DOWN)
+    const { close, message } = new MayghError(this.draining ? ERRORS.MGH_ERR_DRAINING : ERRORS.MGH_ERR_SHUTTING_DOWN)
     const open = [...this.connections]
     for (const session of open) session.ws.close(/** @type {number} */ (close), message)
     // A client that does not answer the close frame within a second is cut off.

@@ -23,6 +23,8 @@ export class Session {
     this.peerId = null
     /** @type {Set<string>} hashes the peer holds, as the store lists them */
     this.assets = new Set()
+    /** @type {Set<string>} hashes the store may list for the peer or not (a change that failed): removed again when it leaves */
+    this.unsure = new Set()
     this.closed = false
     /** answered the last ping (or sent something) */
     this.alive = true

@@ -152,7 +152,7 @@ describe('coordinator over WebSocket (memory store)', () => {
     assert.deepEqual(await health.json(), { ok: true, shard: coordinator.shard })
     const ready = await fetch(`${coordinator.httpUrl}/readyz`)
     assert.equal(ready.status, 200)
-    assert.deepEqual(await ready.json(), { ready: true, shard: coordinator.shard, store: 'up' })
+    assert.deepEqual(await ready.json(), { ready: true, shard: coordinator.shard, store: 'up', draining: false })
     const stats = await fetch(`${coordinator.httpUrl}/stats`)
     assert.equal(stats.headers.get('access-control-allow-origin'), '*')
     const body = await stats.json()

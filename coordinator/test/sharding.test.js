@@ -58,6 +58,32 @@ function shardedSuite (name, setup) {
       assert.deepEqual([stats.peers, stats.shards], [1, 2], 'store-wide counts')
       await b.close()
     })
+
+    test('welcome names the other shard; a draining shard moves its clients there and refuses joins', async () => {
+      await Promise.all(shards.map((s) => s.presence?.tick()))
+      const [one, two] = shards
+      const a = await TestClient.open(one.url)
+      assert.deepEqual((await a.join()).alternates, [two.url])
+      const drained = one.drain(200)
+      assert.deepEqual(await a.next(), { type: 'move', alternates: [two.url] })
+      const ready = await fetch(`${one.httpUrl}/readyz`)
+      assert.equal(ready.status, 503)
+      assert.equal((await ready.json()).draining, true)
+      const late = await TestClient.open(one.url)
+      const closed = new Promise((resolve) => late.ws.once('close', (code, reason) => resolve([code, String(reason)])))
+      const refusal = await late.join()
+      assert.deepEqual([refusal.code, refusal.alternates], ['MGH_ERR_DRAINING', [two.url]])
+      assert.deepEqual(await closed, [1012, 'coordinator is draining; join one of the alternates'])
+      // The other shard no longer hands the draining one out.
+      await one.presence?.tick()
+      await two.presence?.tick()
+      const b = await TestClient.open(two.url)
+      assert.deepEqual((await b.join()).alternates, [])
+      await a.close()
+      await drained
+      assert.equal(one.connections.size, 0)
+      await b.close()
+    })
   })
 }
 

@@ -14,7 +14,7 @@ export const h = (name) => 'sha256-' + createHash('sha256').update(name).digest(
 export const pid = (shard, name) => `${shard}~${name}`
 const ids = (/** @type {{id: string}[]} */ holders) => holders.map((x) => x.id).sort()
 /** @param {number} peers @param {number} holdings @returns {import('../src/store/store.js').ShardInfo} */
-const info = (peers = 0, holdings = 0) => ({ url: 'ws://127.0.0.1:1', peers, holdings })
+const info = (peers = 0, holdings = 0) => ({ url: 'ws://127.0.0.1:1', peers, holdings, draining: false })
 /** A TTL that outlives any test: shards beaten with it stay live. */
 const LONG = 600_000
 const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -36,13 +36,14 @@ async function answersPing (port) {
 }
 
 /**
- * @param {{ args?: string[] }} [options] extra redis-server arguments
+ * @param {{ args?: string[], port?: number }} [options] extra redis-server arguments; a port to
+ *   take (to restart a server on the port it had), else a free one
  * @returns {Promise<{ url: string, port: number, process: import('node:child_process').ChildProcess, close: () => Promise<void> }>}
  */
 export async function startRedisServer (options = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-redis-'))
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort()
+    const port = options.port ?? await freePort()
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])], { stdio: ['ignore', 'ignore', 'pipe'] })
     const state = { exited: false } // set by the 'exit' listener while the loop below awaits
     child.once('exit', () => { state.exited = true })

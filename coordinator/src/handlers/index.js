@@ -13,6 +13,8 @@
  * @property {Record<string, number>} counters
  * @property {() => number} clock ms since the epoch, strictly increasing per coordinator (orders lookups' choices)
  * @property {(err: Error, context: string) => void} warn
+ * @property {{ draining: boolean, alternates: () => string[] }} coordinator what the join handler asks of the coordinator
+ * @property {(id: string, assets: string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
  *
  * @typedef {(message: import('../message-parser.js').Message, context: HandlerContext) => Promise<object | undefined>} Handler
  */

@@ -1,7 +1,7 @@
 /**
  * `update`: assets a peer added to or removed from its store. Removals apply
  * first, so a hash in both lists ends up held. Only the real difference reaches
- * the store.
+ * the store, worked out without copying what the peer holds.
  */
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 
@@ -9,16 +9,24 @@ import { ERRORS, MayghError } from '../../../protocol/index.js'
 export async function update (message, { session, store, config, counters }) {
   const peer = session.requirePeer()
   const held = peer.assets
-  const next = new Set(held)
-  for (const hash of /** @type {string[]} */ (message.remove ?? [])) next.delete(hash)
-  for (const hash of /** @type {string[]} */ (message.add ?? [])) next.add(hash)
-  if (next.size > config.maxAssetsPerPeer) {
-    throw new MayghError(ERRORS.MGH_ERR_TOO_MANY_ASSETS, `${next.size} > ${config.maxAssetsPerPeer}`)
+  const add = new Set(/** @type {string[]} */ (message.add ?? []))
+  const removed = [...new Set(/** @type {string[]} */ (message.remove ?? []))].filter((hash) => held.has(hash) && !add.has(hash))
+  const added = [...add].filter((hash) => !held.has(hash))
+  const size = held.size - removed.length + added.length
+  if (size > config.maxAssetsPerPeer) {
+    throw new MayghError(ERRORS.MGH_ERR_TOO_MANY_ASSETS, `${size} > ${config.maxAssetsPerPeer}`)
   }
-  const added = [...next].filter((hash) => !held.has(hash))
-  const removed = [...held].filter((hash) => !next.has(hash))
-  await store.updatePeer(peer.peerId, added, removed)
-  session.assets = next
+  try {
+    await store.updatePeer(peer.peerId, added, removed)
+  } catch (err) {
+    // The store may have applied the change or not (a timeout cannot tell):
+    // whatever it lists for these hashes is taken out when the peer leaves.
+    for (const hash of added) session.unsure.add(hash)
+    for (const hash of removed) session.unsure.add(hash)
+    throw err
+  }
+  for (const hash of removed) held.delete(hash)
+  for (const hash of added) held.add(hash)
   counters.updates++
-  return { type: 'updated', holding: next.size }
+  return { type: 'updated', holding: held.size }
 }

@@ -301,17 +301,21 @@ export class RedisStore {
   async sampleHolders (hash, limit) {
     this.roundTrips++
     const fields = /** @type {string[]} */ (await this.redis.hrandfield(holdersKey(hash), limit, 'WITHVALUES'))
+    // A shard started since the last beat (or a dead one not yet reaped): read
+    // the registry first; reads are shared and spaced out (refresh()).
+    for (let i = 0; i < fields.length; i += 2) {
+      if (!this.shards.has(shardOfPeer(fields[i]))) {
+        await this.refresh()
+        break
+      }
+    }
     /** @type {import('./store.js').Holder[]} */
     const live = []
     const now = Date.now()
-    let unknown = false
     for (let i = 0; i < fields.length; i += 2) {
       const entry = this.shards.get(shardOfPeer(fields[i]))
-      if (entry === undefined) unknown = true
-      else if (entry.expiresAt > now) live.push({ id: fields[i], lastChosen: Number(fields[i + 1]) })
+      if (entry !== undefined && entry.expiresAt > now) live.push({ id: fields[i], lastChosen: Number(fields[i + 1]) })
     }
-    // A shard started since the last beat (or a dead one not yet reaped): read the registry for the next lookups.
-    if (unknown) this.refresh()
     return live
   }
 
@@ -355,7 +359,8 @@ export class RedisStore {
       handlers.delete(onMessage)
       if (handlers.size === 0 && this.handlers.get(channel) === handlers) {
         this.handlers.delete(channel)
-        await this.subscriber?.unsubscribe(channel)
+        // A subscriber that is reconnecting refuses commands: its handlers are gone, so what it still receives is dropped.
+        await this.subscriber?.unsubscribe(channel).catch(() => {})
       }
     }
   }
@@ -432,9 +437,9 @@ function quietErrors (redis) {
  */
 function parseInfo (text) {
   try {
-    const { url = '', peers = 0, holdings = 0 } = JSON.parse(text)
-    return { url: String(url), peers: Number(peers) || 0, holdings: Number(holdings) || 0 }
+    const { url = '', peers = 0, holdings = 0, draining = false } = JSON.parse(text)
+    return { url: String(url), peers: Number(peers) || 0, holdings: Number(holdings) || 0, draining: draining === true }
   } catch {
-    return { url: '', peers: 0, holdings: 0 }
+    return { url: '', peers: 0, holdings: 0, draining: false }
   }
 }

@@ -29,6 +29,7 @@
  * @property {string} url its public WebSocket URL ('' when it has none to give)
  * @property {number} peers peers joined on it
  * @property {number} holdings (peer, asset) pairs they hold
+ * @property {boolean} [draining] whether it is draining (not an alternate to send clients to)
  *
  * @typedef {object} Beat what a shard learns from its beat
  * @property {Map<string, ShardInfo>} live every live shard (this one included), as of now

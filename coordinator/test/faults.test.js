@@ -1,0 +1,141 @@
+/**
+ * The coordinator tier under faults, on real Redis servers it starts and
+ * stops: Redis stalled, Redis gone, Redis back but empty, and a coordinator
+ * process killed. Timings are asserted only where they are the behaviour,
+ * with generous bounds.
+ */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
+import { startCoordinator } from '../src/server.js'
+import { startRedisServer } from '../../test/support/redis-server.js'
+import { TestClient } from './test-client.js'
+import { h } from './store-contract.js'
+
+/** Fast beats and a short store timeout, so each fault shows within a second or two. */
+const FAST = { port: 0, stunPort: 0, shardHeartbeatMs: 100, shardTtlMs: 1000, storeTimeoutMs: 300 }
+
+/**
+ * Poll `check` until it returns true, failing after `ms`.
+ * @param {() => Promise<boolean>} check
+ * @param {number} ms
+ * @param {string} what
+ */
+async function within (check, ms, what) {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** @param {import('../src/server.js').Coordinator} c */
+const readyz = async (c) => (await fetch(`${c.httpUrl}/readyz`)).status
+/** @param {import('../src/server.js').Coordinator} c */
+const healthz = async (c) => (await fetch(`${c.httpUrl}/healthz`)).status
+
+describe('Redis stalled, gone, and back empty', () => {
+  /** @type {Awaited<ReturnType<typeof startRedisServer>>} */
+  let redis
+  /** @type {import('../src/server.js').Coordinator} */
+  let coordinator
+  /** @type {TestClient} */
+  let holder
+  /** @type {TestClient} */
+  let asker
+  let holderId = ''
+  before(async () => {
+    redis = await startRedisServer()
+    coordinator = await startCoordinator({ ...FAST, redisUrl: redis.url })
+    coordinator.on('warning', () => {})
+    holder = await TestClient.open(coordinator.url)
+    asker = await TestClient.open(coordinator.url)
+    holderId = (await holder.join([h('x')])).id
+    await asker.join()
+  })
+  after(async () => {
+    await Promise.all([holder.close(), asker.close()])
+    await coordinator.close()
+    await redis.close()
+  })
+
+  test('stalled (SIGSTOP): lookups answer no holders, writes MGH_ERR_STORE, /readyz 503, /healthz 200; all well again after', async () => {
+    assert.deepEqual((await asker.request({ type: 'lookup', hash: h('x') })).peers, [holderId])
+    redis.process.kill('SIGSTOP')
+    try {
+      const started = Date.now()
+      assert.deepEqual((await asker.request({ type: 'lookup', hash: h('x') })).peers, [], 'a lookup is answered, with no holders')
+      assert.equal((await asker.request({ type: 'update', add: [h('y')] })).code, 'MGH_ERR_STORE')
+      assert.ok(Date.now() - started < 5000, 'answered in bounded time')
+      await within(async () => await readyz(coordinator) === 503, 5000, '/readyz 503')
+      assert.equal(await healthz(coordinator), 200)
+    } finally {
+      redis.process.kill('SIGCONT')
+    }
+    await within(async () => await readyz(coordinator) === 200, 5000, '/readyz 200 again')
+    assert.deepEqual((await asker.request({ type: 'lookup', hash: h('x') })).peers, [holderId])
+  })
+
+  test('gone, then back empty: the maps are whole again without any client doing anything', async () => {
+    const port = redis.port
+    await redis.close()
+    assert.deepEqual((await asker.request({ type: 'lookup', hash: h('x') })).peers, [])
+    assert.equal((await asker.request({ type: 'update', add: [h('z')] })).code, 'MGH_ERR_STORE')
+    await within(async () => await readyz(coordinator) === 503, 5000, '/readyz 503')
+    redis = await startRedisServer({ port })
+    const admin = new Redis(redis.url)
+    try {
+      assert.equal(await admin.dbsize(), 0, 'restarted empty')
+      await within(async () => await readyz(coordinator) === 200, 10_000, '/readyz 200')
+      // The holder never re-announced; the coordinator listed it again.
+      await within(async () => (await asker.request({ type: 'lookup', hash: h('x') })).peers[0] === holderId, 5000, 'holder found again')
+    } finally {
+      await admin.quit()
+    }
+  })
+})
+
+describe('a coordinator killed (SIGKILL)', () => {
+  test('its peers stop being handed out within 5 s, its counts leave /stats, and a shard reaps it', async () => {
+    const redis = await startRedisServer()
+    const survivor = await startCoordinator({ port: 0, stunPort: 0, redisUrl: redis.url })
+    const bin = fileURLToPath(new URL('../bin/maygh-coordinator.js', import.meta.url))
+    const child = spawn(process.execPath, [bin, '--port', '0', '--stun-port=-1', '--ice-servers', 'stun:127.0.0.1:9'], {
+      env: { ...process.env, REDIS_URL: redis.url, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
+    try {
+      let out = ''
+      child.stdout.on('data', (d) => { out += d })
+      await within(async () => /ws:\/\/[\d.:]+/.test(out), 10_000, 'child coordinator up')
+      const url = /** @type {RegExpMatchArray} */ (out.match(/ws:\/\/[\d.:]+/))[0]
+      const victim = await TestClient.open(url)
+      const { id } = await victim.join([h('k')])
+      const asker = await TestClient.open(survivor.url)
+      await asker.join()
+      await within(async () => (await asker.request({ type: 'lookup', hash: h('k') })).peers[0] === id, 5000, 'found across shards')
+      // The victim's count arrives with its next beat.
+      await within(async () => { await survivor.presence?.tick(); return survivor.stats().peers === 2 }, 5000, 'both shards counted')
+
+      victim.ws.on('error', () => {})
+      const killedAt = Date.now()
+      child.kill('SIGKILL')
+      await once(child, 'exit')
+      await within(async () => (await asker.request({ type: 'lookup', hash: h('k') })).peers.length === 0, 5000, 'dead shard\'s peer gone')
+      const goneAfter = Date.now() - killedAt
+      await within(async () => survivor.stats().peers === 1, 5000, 'counts without the dead shard')
+      const admin = new Redis(redis.url)
+      await within(async () => await admin.hlen(`mgh:h:{${h('k')}}`) === 0, 5000, 'reaped')
+      await admin.quit()
+      assert.ok(goneAfter <= 5000, `gone after ${goneAfter} ms`)
+      await asker.close()
+    } finally {
+      child.kill('SIGKILL')
+      await survivor.close()
+      await redis.close()
+    }
+  })
+})
