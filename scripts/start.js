@@ -5,10 +5,12 @@
  * origin counts its bytes, plus the live dashboard. Prints the URLs.
  *
  * PORT (demo, default 8080), COORDINATOR_PORT (7070), STUN_PORT (3478),
- * HOST (127.0.0.1) and REDIS_URL override the defaults.
+ * HOST (127.0.0.1), REDIS_URL and LOG_LEVEL (warn; the coordinator's JSON log
+ * lines) override the defaults.
  */
 import { buildClient } from '../client/build.js'
 import { startCoordinator } from '../coordinator/src/server.js'
+import { createLogger } from '../coordinator/src/logger.js'
 import { startDemoSite } from '../demo-site/src/server.js'
 
 const env = process.env
@@ -21,15 +23,14 @@ try {
     port: Number(env.COORDINATOR_PORT ?? 7070),
     stunPort: Number(env.STUN_PORT ?? 3478),
     redisUrl: env.REDIS_URL || null
-  })
-  coordinator.on('warning', (err, context) => console.warn(`coordinator: ${context}: ${err.message}`))
+  }, { log: createLogger({ level: env.LOG_LEVEL || 'warn' }) })
   const site = await startDemoSite({ host, port: Number(env.PORT ?? 8080), coordinatorUrl: coordinator.url, clientBundlePath: bundle.outfile })
   console.log(`
   Maygh demo is running
     shop         ${site.url}/
     dashboard    ${site.url}/dashboard
     origin stats ${site.url}/origin-stats
-    coordinator  ${coordinator.url}  (health ${coordinator.httpUrl}/healthz, stats ${coordinator.httpUrl}/stats)
+    coordinator  ${coordinator.url}  (health ${coordinator.httpUrl}/healthz, stats ${coordinator.httpUrl}/stats, metrics ${coordinator.httpUrl}/metrics)
     STUN         ${coordinator.stunUrl}
     store        ${coordinator.config.redisUrl ? coordinator.config.redisUrl : 'in-process (set REDIS_URL for Redis)'}
     client       /maygh.js, ${bundle.gzipBytes} B gzipped

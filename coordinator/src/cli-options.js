@@ -22,8 +22,27 @@ export const OPTIONS = Object.freeze({
   'max-holders': ['maxHolders', 'MAX_HOLDERS', Number],
   'ping-interval-ms': ['pingIntervalMs', 'PING_INTERVAL_MS', Number],
   'rate-limit-per-second': ['rateLimitPerSecond', 'RATE_LIMIT_PER_SECOND', Number],
-  'rate-limit-burst': ['rateLimitBurst', 'RATE_LIMIT_BURST', Number]
+  'rate-limit-burst': ['rateLimitBurst', 'RATE_LIMIT_BURST', Number],
+  'rate-limit-close-after': ['rateLimitCloseAfter', 'RATE_LIMIT_CLOSE_AFTER', Number],
+  'max-holdings': ['maxHoldings', 'MAX_HOLDINGS', Number],
+  'max-connections': ['maxConnections', 'MAX_CONNECTIONS', Number],
+  'max-connections-per-ip': ['maxConnectionsPerIp', 'MAX_CONNECTIONS_PER_IP', Number],
+  'join-deadline-ms': ['joinDeadlineMs', 'JOIN_DEADLINE_MS', Number],
+  'max-send-buffer-bytes': ['maxSendBufferBytes', 'MAX_SEND_BUFFER_BYTES', Number],
+  'log-level': ['logLevel', 'LOG_LEVEL', String],
+  'log-ips': ['logIps', 'LOG_IPS', parseBoolean]
 })
+
+/**
+ * @param {string} text `true`/`false`, `1`/`0`, `yes`/`no`
+ * @returns {boolean}
+ */
+function parseBoolean (text) {
+  const value = text.trim().toLowerCase()
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true
+  if (['0', 'false', 'no', 'off'].includes(value)) return false
+  throw new TypeError(`expected true or false, got ${JSON.stringify(text)}`)
+}
 
 /**
  * @param {string} text `stun:host:port[,turn:…]` or a JSON array of RTCIceServer

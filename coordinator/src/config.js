@@ -5,52 +5,78 @@
  */
 import { LIMITS } from '../../protocol/index.js'
 import { POLICY_DEFAULTS } from './policy/peer-selection.js'
+import { LEVELS as LOG_LEVELS } from './logger.js'
 
-/** Defaults; README.md "Configuration" lists each with its env var and flag. */
+/** Defaults; DESCRIPTIONS says what each means, README.md "Configuration" lists each with its env var and flag. */
 const defaults = {
-  /** TCP port of the WebSocket + HTTP server (0 = any free port) */
   port: 7070,
-  /** address the WebSocket, HTTP and STUN servers bind to */
   host: '127.0.0.1',
-  /** UDP port of the STUN server (0 = any free port, -1 = no STUN server) */
   stunPort: 3478,
-  /** ICE servers handed to peers in `welcome`; null = this coordinator's own STUN server */
   iceServers: /** @type {RTCIceServerLike[] | null} */ (null),
-  /** Redis URL (`redis://`, `rediss://`, or `redis+cluster://host:port,…` for a Cluster); null = the in-process store */
   redisUrl: /** @type {string | null} */ (null),
-  /** this coordinator's name among its shards (each start adds a random suffix); random when null */
   shardId: /** @type {string | null} */ (null),
-  /** the WebSocket URL browsers reach this coordinator at, handed to clients of other shards as an alternate; null = the URL it listens on */
   publicUrl: /** @type {string | null} */ (null),
-  /** how often this shard renews its entry in the shard registry */
   shardHeartbeatMs: 1000,
-  /** how long a shard's entry lives without a beat: a dead shard's peers stop being handed out this long after its last beat */
   shardTtlMs: 3000,
-  /** a store command not answered by then fails (lookups answer "no holders", writes MGH_ERR_STORE) */
   storeTimeoutMs: 1000,
-  /** on SIGTERM, clients are told to move to other coordinators spread over this long; the process exits when they have gone */
   drainWindowMs: 10000,
-  /** largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE */
   maxMessageBytes: LIMITS.maxMessageBytes,
-  /** largest frame read at all; bigger ones close the socket with 1009 */
   hardMaxMessageBytes: LIMITS.hardMaxMessageBytes,
-  /** assets the coordinator lists for one peer */
   maxAssetsPerPeer: LIMITS.maxAssetsPerPeer,
-  /** assets one join or update may name */
   maxAssetsPerMessage: LIMITS.maxAssetsPerMessage,
-  /** holders a lookup returns at most */
+  maxHoldings: 2_000_000,
   maxHolders: POLICY_DEFAULTS.maxHolders,
-  /** holders read from the store per lookup before ranking */
   candidateSample: POLICY_DEFAULTS.candidateSample,
-  /** WebSocket ping period; a peer that misses one is removed */
+  maxConnections: 20_000,
+  maxConnectionsPerIp: 500,
+  joinDeadlineMs: 10_000,
+  maxSendBufferBytes: 1024 * 1024,
   pingIntervalMs: 30000,
-  /** messages a peer may send per second, sustained */
   rateLimitPerSecond: 200,
-  /** messages a peer may send in a burst */
-  rateLimitBurst: 400
+  rateLimitBurst: 400,
+  rateLimitCloseAfter: 1000,
+  logLevel: 'info',
+  logIps: false
 }
 // Frozen apart from its literal, so that fields type as number / string, not as their default values.
 export const DEFAULTS = Object.freeze(defaults)
+
+/**
+ * What each option means, one line each: `maygh-coordinator --help` prints
+ * these (help.js), and coordinator/test/help.test.js checks that every option
+ * has one and that README.md "Configuration" lists every option.
+ * @type {Readonly<Record<keyof typeof defaults, string>>}
+ */
+export const DESCRIPTIONS = Object.freeze({
+  port: 'TCP port of the WebSocket + HTTP server (0 = any free port)',
+  host: 'address the WebSocket, HTTP and STUN servers bind to',
+  stunPort: 'UDP port of the STUN server (0 = any free port, -1 = no STUN server)',
+  iceServers: 'ICE servers handed to peers in `welcome`: `stun:host:port[,…]` or a JSON RTCIceServer array; none = this coordinator\'s own STUN server (required when binding 0.0.0.0 or ::)',
+  redisUrl: 'Redis URL (`redis://`, `rediss://`, or `redis+cluster://host:port,…` for a Cluster); none = the in-process store',
+  shardId: 'this coordinator\'s name among its shards (each start adds a random suffix); random when none',
+  publicUrl: 'the WebSocket URL browsers reach this coordinator at, handed to clients of other shards as an alternate; none = the URL it listens on',
+  shardHeartbeatMs: 'how often this shard renews its entry in the shard registry',
+  shardTtlMs: 'how long a shard\'s entry lives without a beat: a dead shard\'s peers stop being handed out this long after its last beat (at least twice shardHeartbeatMs)',
+  storeTimeoutMs: 'a store command not answered by then fails (lookups answer "no holders", writes MGH_ERR_STORE)',
+  drainWindowMs: 'on SIGTERM, clients are told to move to other coordinators spread over this long; the process exits when they have gone',
+  maxMessageBytes: 'largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE',
+  hardMaxMessageBytes: 'largest frame read at all; bigger ones close the socket with 1009',
+  maxAssetsPerPeer: 'assets the coordinator lists for one peer; more get MGH_ERR_TOO_MANY_ASSETS',
+  maxAssetsPerMessage: 'assets one join or update may name',
+  maxHoldings: '(peer, asset) pairs this coordinator lists over all its peers; a join or update past it gets MGH_ERR_CAPACITY',
+  maxHolders: 'holders a lookup returns at most',
+  candidateSample: 'holders read from the store per lookup before ranking',
+  maxConnections: 'open sockets this process accepts; more are refused at the upgrade (HTTP 503, MGH_ERR_CAPACITY)',
+  maxConnectionsPerIp: 'open sockets from one IP address (0 = no limit); more are refused at the upgrade (HTTP 429, MGH_ERR_TOO_MANY_CONNECTIONS)',
+  joinDeadlineMs: 'a socket that has not joined by then is closed (MGH_ERR_JOIN_DEADLINE)',
+  maxSendBufferBytes: 'bytes queued to one socket that it has not read; past it the socket is closed as a slow reader (MGH_ERR_SLOW_READER)',
+  pingIntervalMs: 'WebSocket ping period; a peer that misses one is removed',
+  rateLimitPerSecond: 'messages a peer may send per second, sustained; the first one over gets MGH_ERR_RATE_LIMITED, the rest are dropped unread',
+  rateLimitBurst: 'messages a peer may send in a burst',
+  rateLimitCloseAfter: 'messages dropped in a row by the rate limit before the socket is closed (MGH_ERR_RATE_LIMITED)',
+  logLevel: 'log level: fatal, error, warn, info, debug, trace or silent',
+  logIps: 'log client IP addresses (off: addresses are never logged)'
+})
 
 /** @typedef {{ urls: string | string[], username?: string, credential?: string }} RTCIceServerLike */
 /** @typedef {typeof DEFAULTS} Config */
@@ -70,7 +96,13 @@ const INTEGER_RANGES = /** @type {const} */ ({
   storeTimeoutMs: [10, 60_000],
   drainWindowMs: [0, 600_000],
   rateLimitPerSecond: [1, 1_000_000],
-  rateLimitBurst: [1, 1_000_000]
+  rateLimitBurst: [1, 1_000_000],
+  rateLimitCloseAfter: [1, 1_000_000_000],
+  maxHoldings: [1, 1_000_000_000],
+  maxConnections: [1, 10_000_000],
+  maxConnectionsPerIp: [0, 10_000_000],
+  joinDeadlineMs: [100, 3_600_000],
+  maxSendBufferBytes: [16 * 1024, 1024 * 1024 * 1024]
 })
 
 /**
@@ -93,6 +125,8 @@ export function resolveConfig (options = {}) {
     }
   }
   if (typeof config.host !== 'string' || config.host === '') throw new TypeError('option "host" must be a non-empty string')
+  if (!LOG_LEVELS.includes(config.logLevel)) throw new TypeError(`option "logLevel" must be one of ${LOG_LEVELS.join(', ')}`)
+  if (typeof config.logIps !== 'boolean') throw new TypeError('option "logIps" must be true or false')
   if (config.redisUrl !== null && !/^(rediss?|redis\+cluster):\/\/./.test(String(config.redisUrl))) {
     throw new TypeError('option "redisUrl" must be a redis://, rediss:// or redis+cluster://host:port,… URL')
   }

@@ -24,6 +24,7 @@ export class Heartbeat {
   tick () {
     for (const session of this.sessions()) {
       if (!session.alive) {
+        session.closeReason = 'ping_timeout'
         session.ws.terminate()
         continue
       }

@@ -34,7 +34,7 @@ const VALIDATORS = {
   /** @param {Fields} m */
   connect: (m) => {
     if (typeof m.to !== 'string' || !PEER_ID_PATTERN.test(m.to)) throw badField('to', 'a peer id')
-    if (m.signal === null || typeof m.signal !== 'object' || Array.isArray(m.signal)) throw badField('signal', 'an object')
+    if (!isSignal(m.signal)) throw badField('signal', `an object nested at most ${MAX_SIGNAL_DEPTH} deep`)
   }
 }
 
@@ -85,6 +85,32 @@ export function validateMessage (message, limits) {
   if (validate === undefined) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_TYPE, JSON.stringify(m.type.slice(0, 64)))
   validate(m, limits)
   return /** @type {Message} */ (m)
+}
+
+/** How deep a relayed signal may nest (an SDP offer or ICE candidate is 2 or 3 deep). */
+export const MAX_SIGNAL_DEPTH = 8
+
+/**
+ * Whether `value` may be relayed as a signal: a plain object nested at most
+ * MAX_SIGNAL_DEPTH deep, so that no shard that handles it (this one, or one
+ * it reaches over the bus) ever recurses far on it.
+ * @param {unknown} value
+ * @returns {boolean}
+ */
+export function isSignal (value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && depthAtMost(value, MAX_SIGNAL_DEPTH)
+}
+
+/**
+ * @param {unknown} value
+ * @param {number} depth levels of objects and arrays allowed, this one included
+ * @returns {boolean}
+ */
+function depthAtMost (value, depth) {
+  if (value === null || typeof value !== 'object') return true
+  if (depth === 0) return false
+  for (const child of Object.values(value)) if (!depthAtMost(child, depth - 1)) return false
+  return true
 }
 
 /**

@@ -2,6 +2,9 @@
  * Delivers `connect` signals to peers: to a socket on this shard directly, or
  * through the store's bus to the shard that holds the target's socket.
  */
+import { PEER_ID_PATTERN } from '../../protocol/index.js'
+import { isSignal } from './message-parser.js'
+
 export class Relay {
   /**
    * @param {{ shard: string, store: import('./store/store.js').Store,
@@ -19,10 +22,18 @@ export class Relay {
   /** Start taking this shard's messages off the bus. */
   async start () {
     this.unsubscribe = await this.store.subscribe(this.shard, (message) => {
-      // what another shard published: checked here, since a bus message is as untrusted as a frame
-      const { to, from, signal } = /** @type {{ to?: unknown, from?: unknown, signal?: unknown }} */ (message)
-      if (typeof to === 'string' && typeof from === 'string' && signal !== null && typeof signal === 'object') {
-        this.deliverLocal(to, from, signal)
+      // What another shard published is checked as a client's frame is (anyone
+      // who can publish on the bus could have written it), and nothing in here
+      // may throw: the store's connection calls this.
+      try {
+        const { to, from, signal } = message !== null && typeof message === 'object' ? /** @type {{ to?: unknown, from?: unknown, signal?: unknown }} */ (message) : {}
+        if (typeof to === 'string' && typeof from === 'string' && PEER_ID_PATTERN.test(from) && isSignal(signal)) {
+          this.deliverLocal(to, from, /** @type {object} */ (signal))
+        } else {
+          this.counters.busRejected++
+        }
+      } catch {
+        this.counters.busRejected++
       }
     })
   }

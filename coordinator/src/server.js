@@ -17,6 +17,8 @@ import { Session } from './session.js'
 import { Relay } from './relay.js'
 import { Heartbeat } from './heartbeat.js'
 import { Presence } from './presence.js'
+import { Metrics } from './metrics.js'
+import { createLogger, logClientError, repeatedErrors } from './logger.js'
 import { PEER_BATCH } from './store/redis-store.js'
 
 /** removals kept to retry while the store is down; past this, a gone peer may stay listed until its shard restarts */
@@ -28,15 +30,16 @@ import { startStunServer } from './stun/stun-server.js'
  * Start a coordinator.
  *
  * @param {Partial<typeof import('./config.js').DEFAULTS>} [options] see config.js
- * @param {{ store?: import('./store/store.js').Store, now?: () => number }} [deps] `store`: a store
- *   to share (the caller closes it); `now`: the rate limiter's monotonic clock in ms (tests advance their own)
+ * @param {{ store?: import('./store/store.js').Store, now?: () => number, log?: import('./logger.js').Logger }} [deps]
+ *   `store`: a store to share (the caller closes it); `now`: the rate limiter's monotonic clock in ms
+ *   (tests advance their own); `log`: a pino logger (default: none; the bin passes one at `logLevel`)
  * @returns {Promise<Coordinator>}
  */
 export async function startCoordinator (options = {}, deps = {}) {
   const config = resolveConfig(options)
   const ownsStore = deps.store === undefined
   const store = deps.store ?? await openStore(config)
-  const coordinator = new Coordinator(config, { store, ownsStore, now: deps.now })
+  const coordinator = new Coordinator(config, { store, ownsStore, now: deps.now, log: deps.log })
   try {
     await coordinator.start()
   } catch (err) {
@@ -47,8 +50,9 @@ export async function startCoordinator (options = {}, deps = {}) {
 }
 
 /**
- * Emits `warning` (err, context) for every client error and store failure; it
- * never throws for anything a client sends.
+ * Emits `warning` (err, context) for every client error and store failure, and
+ * logs them (client errors once per connection and code); it never throws for
+ * anything a client sends.
  */
 export class Coordinator extends EventEmitter {
   /**
@@ -57,11 +61,13 @@ export class Coordinator extends EventEmitter {
    * @param {import('./store/store.js').Store} deps.store an open store
    * @param {boolean} deps.ownsStore whether close() closes it too
    * @param {() => number} [deps.now] each session's rate-limit clock (default: performance.now)
+   * @param {import('./logger.js').Logger} [deps.log] where it logs (default: nowhere)
    */
-  constructor (config, { store, ownsStore, now }) {
+  constructor (config, { store, ownsStore, now, log }) {
     super()
     this.config = config
     this.now = now
+    this.log = log ?? createLogger({ level: 'silent' })
     // A random suffix per start: a restarted coordinator, or two started with the
     // same name by mistake, never answer for each other's peers.
     const suffix = randomBytes(6).toString('base64url')
@@ -72,7 +78,21 @@ export class Coordinator extends EventEmitter {
     this.sessions = new Map()
     /** @type {Set<Session>} every open connection */
     this.connections = new Set()
-    this.counters = { connections: 0, messages: 0, lookups: 0, lookupHits: 0, updates: 0, relayed: 0, forwarded: 0, errors: 0 }
+    this.counters = { connections: 0, messages: 0, lookups: 0, lookupHits: 0, updates: 0, relayed: 0, forwarded: 0, errors: 0, dropped: 0, busRejected: 0 }
+    /** (peer, asset) pairs listed by this shard's peers, checked against maxHoldings */
+    this.holdings = 0
+    /** @type {Map<string, number>} open sockets per remote address */
+    this.perIp = new Map()
+    this.connectionSeq = 0
+    this.metrics = new Metrics({
+      shard: this.shard,
+      gauges: {
+        connections: () => this.connections.size,
+        peers: () => this.sessions.size,
+        shardsLive: () => this.store.liveShards().size,
+        storeUp: () => this.presence?.up === true
+      }
+    })
     this.url = ''
     /** the URL other shards hand out for this one (`publicUrl`, else `url`) */
     this.publicUrl = ''
@@ -84,7 +104,10 @@ export class Coordinator extends EventEmitter {
     this.stunUrl = ''
     this.lastTick = 0
     this.clock = () => (this.lastTick = Math.max(Date.now(), this.lastTick + 1))
-    this.warn = (/** @type {Error} */ err, /** @type {string} */ context) => { this.emit('warning', err, context) }
+    this.warn = (/** @type {Error} */ err, /** @type {string} */ context) => {
+      this.log.warn({ err }, context)
+      this.emit('warning', err, context)
+    }
   }
 
   async start () {
@@ -96,8 +119,18 @@ export class Coordinator extends EventEmitter {
     await this.relay.start()
 
     this.http = createServer((req, res) => { this.#serveHttp(req, res) })
-    this.wss = new WebSocketServer({ server: this.http, maxPayload: config.hardMaxMessageBytes })
-    this.wss.on('connection', (ws) => this.#accept(ws))
+    this.wss = new WebSocketServer({
+      server: this.http,
+      maxPayload: config.hardMaxMessageBytes,
+      // Refused at the upgrade, before a socket costs anything: the process's cap, then the address's.
+      verifyClient: (info, done) => {
+        const refusal = this.#refusal(info.req.socket.remoteAddress ?? '')
+        if (refusal === null) return done(true)
+        this.metrics.countError(refusal.code)
+        done(false, refusal.status, refusal.code)
+      }
+    })
+    this.wss.on('connection', (ws, req) => this.#accept(ws, req))
     this.http.listen(config.port, config.host)
     await once(this.http, 'listening')
     const { port } = /** @type {import('node:net').AddressInfo} */ (this.http.address())
@@ -118,8 +151,9 @@ export class Coordinator extends EventEmitter {
       warn: this.warn
     })
     this.presence.on('down', (err) => this.warn(err ?? new Error('store unreachable'), 'store down: lookups answer no holders, changes fail with MGH_ERR_STORE'))
-    this.presence.on('up', () => this.emit('notice', 'store up'))
+    this.presence.on('up', () => this.log.info({ shard: this.shard }, 'store up'))
     await this.presence.start()
+    this.log.info({ shard: this.shard, url: this.url, publicUrl: this.publicUrl, health: `${this.httpUrl}/healthz`, stun: this.stunUrl || 'off', store: config.redisUrl === null ? 'memory' : 'redis' }, 'listening')
 
     this.heartbeat = new Heartbeat({ intervalMs: config.pingIntervalMs, sessions: () => this.connections })
     this.heartbeat.start()
@@ -173,9 +207,7 @@ export class Coordinator extends EventEmitter {
 
   /** @returns {{ peers: number, holdings: number }} this shard's joined peers and what they hold */
   #counts () {
-    let holdings = 0
-    for (const session of this.sessions.values()) holdings += session.assets.size
-    return { peers: this.sessions.size, holdings }
+    return { peers: this.sessions.size, holdings: this.holdings }
   }
 
   /**
@@ -217,16 +249,56 @@ export class Coordinator extends EventEmitter {
   }
 
   /**
-   * @param {import('ws').WebSocket} ws
+   * @param {string} ip a new socket's remote address
+   * @returns {{ code: string, status: number } | null} why it is refused, if it is
    */
-  #accept (ws) {
-    const session = new Session(ws, this.config, { now: this.now })
+  #refusal (ip) {
+    const { maxConnections, maxConnectionsPerIp } = this.config
+    if (this.connections.size >= maxConnections) return { code: ERRORS.MGH_ERR_CAPACITY.code, status: 503 }
+    if (maxConnectionsPerIp > 0 && (this.perIp.get(ip) ?? 0) >= maxConnectionsPerIp) return { code: ERRORS.MGH_ERR_TOO_MANY_CONNECTIONS.code, status: 429 }
+    return null
+  }
+
+  /**
+   * @param {import('ws').WebSocket} ws
+   * @param {import('node:http').IncomingMessage} req the upgrade request
+   */
+  #accept (ws, req) {
+    const session = new Session(ws, this.config, {
+      id: ++this.connectionSeq,
+      now: this.now,
+      onSlowReader: (s) => this.#close(s, ERRORS.MGH_ERR_SLOW_READER, 'slow_reader')
+    })
+    session.ip = req.socket.remoteAddress ?? ''
+    this.perIp.set(session.ip, (this.perIp.get(session.ip) ?? 0) + 1)
+    session.context = {
+      session,
+      store: this.store,
+      config: this.config,
+      shard: this.shard,
+      sessions: this.sessions,
+      iceServers: /** @type {object[]} */ (this.iceServers),
+      relay: /** @type {Relay} */ (this.relay),
+      counters: this.counters,
+      metrics: this.metrics,
+      clock: this.clock,
+      warn: this.warn,
+      coordinator: this,
+      orphan: (id, assets) => { if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets) }
+    }
     this.connections.add(session)
     this.counters.connections++
+    session.joinTimer = setTimeout(() => {
+      if (session.peerId === null) this.#close(session, ERRORS.MGH_ERR_JOIN_DEADLINE, 'join_deadline')
+    }, this.config.joinDeadlineMs)
+    session.joinTimer.unref()
     ws.on('pong', () => { session.alive = true })
     ws.on('message', (data, isBinary) => this.#receive(session, /** @type {Buffer} */ (data), isBinary))
     // ws reports protocol violations (e.g. a frame over hardMaxMessageBytes) here, then closes.
-    ws.on('error', (err) => this.warn(err, 'socket error'))
+    ws.on('error', (err) => {
+      session.closeReason = /** @type {{ code?: string }} */ (err).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? 'too_large' : 'protocol_error'
+      logClientError(this.log, session, session.closeReason, err)
+    })
     ws.on('close', () => this.#drop(session))
   }
 
@@ -238,35 +310,20 @@ export class Coordinator extends EventEmitter {
   #receive (session, data, isBinary) {
     session.alive = true
     this.counters.messages++
-    // Every frame costs a token; a refused one is still parsed (cheap: bounded by
-    // maxMessageBytes) so that the refusal carries the request's ref.
-    const allowed = session.takeToken()
+    // A frame over the rate is dropped unread: the first of an episode is
+    // answered (no ref: it is not parsed), and a peer that keeps on is cut off.
+    if (!session.takeToken()) return this.#refuse(session)
     let message
     try {
       message = parseMessage(data, isBinary, this.config)
     } catch (err) {
-      this.#replyError(session, allowed ? err : new MayghError(ERRORS.MGH_ERR_RATE_LIMITED), err.ref)
+      this.metrics.countMessage('other')
+      this.#replyError(session, err, err.ref)
       return
     }
-    if (!allowed) {
-      this.#replyError(session, new MayghError(ERRORS.MGH_ERR_RATE_LIMITED), message.ref)
-      return
-    }
+    this.metrics.countMessage(message.type)
     const handler = HANDLERS[message.type]
-    const context = {
-      session,
-      store: this.store,
-      config: this.config,
-      shard: this.shard,
-      sessions: this.sessions,
-      iceServers: /** @type {object[]} */ (this.iceServers),
-      relay: /** @type {Relay} */ (this.relay),
-      counters: this.counters,
-      clock: this.clock,
-      warn: this.warn,
-      coordinator: this,
-      orphan: (/** @type {string} */ id, /** @type {string[]} */ assets) => { if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets) }
-    }
+    const context = /** @type {import('./handlers/index.js').HandlerContext} */ (session.context)
     const run = async () => {
       if (session.closed) return
       try {
@@ -283,6 +340,34 @@ export class Coordinator extends EventEmitter {
   }
 
   /**
+   * A frame the rate limit refused.
+   * @param {Session} session
+   */
+  #refuse (session) {
+    this.counters.dropped++
+    this.metrics.countDropped()
+    const drops = session.drop()
+    if (drops === 1) this.#replyError(session, new MayghError(ERRORS.MGH_ERR_RATE_LIMITED), undefined)
+    else if (drops === this.config.rateLimitCloseAfter) this.#close(session, ERRORS.MGH_ERR_RATE_LIMITED, 'rate_limited')
+  }
+
+  /**
+   * Close a socket for a coded reason (its close code and message).
+   * @param {Session} session
+   * @param {import('../../protocol/errors.js').ErrorSpec} spec
+   * @param {import('./metrics.js').CloseReason} reason
+   */
+  #close (session, spec, reason) {
+    if (session.closed) return
+    session.closeReason = reason
+    this.metrics.countError(spec.code)
+    logClientError(this.log, session, spec.code)
+    // A reader too slow for its buffer would not read a close frame either.
+    if (reason === 'slow_reader') session.ws.terminate()
+    else session.ws.close(spec.close, spec.message)
+  }
+
+  /**
    * Reply with a coded error; anything that is not a MayghError is a store
    * failure as far as the client is concerned.
    *
@@ -293,10 +378,12 @@ export class Coordinator extends EventEmitter {
   #replyError (session, err, ref) {
     this.counters.errors++
     const error = err instanceof MayghError ? err : new MayghError(ERRORS.MGH_ERR_STORE)
-    this.warn(/** @type {Error} */ (err), `replied ${error.code}`)
-    const alternates = error.code === 'MGH_ERR_DRAINING' ? { alternates: this.alternates() } : {}
-    session.send({ type: 'error', code: error.code, message: error.message, ...alternates, ...(ref === undefined ? {} : { ref }) })
-    if (error.close !== undefined) session.ws.close(error.close, error.message)
+    this.metrics.countError(error.code)
+    logClientError(this.log, session, error.code, err)
+    this.emit('warning', err, `replied ${error.code}`)
+    const draining = error.code === ERRORS.MGH_ERR_DRAINING.code
+    session.send({ type: 'error', code: error.code, message: error.message, ...(draining ? { alternates: this.alternates() } : {}), ...(ref === undefined ? {} : { ref }) })
+    if (draining) this.#close(session, ERRORS.MGH_ERR_DRAINING, 'draining')
   }
 
   /**
@@ -304,7 +391,13 @@ export class Coordinator extends EventEmitter {
    */
   #drop (session) {
     session.closed = true
+    clearTimeout(session.joinTimer)
     this.connections.delete(session)
+    const left = (this.perIp.get(session.ip) ?? 1) - 1
+    if (left === 0) this.perIp.delete(session.ip)
+    else this.perIp.set(session.ip, left)
+    this.metrics.countClose(session.closeReason)
+    this.log.debug({ conn: session.id, peer: session.peerId ?? undefined, reason: session.closeReason, repeats: repeatedErrors(session) }, 'closed')
     session.enqueue(() => this.#removePeer(session))
   }
 
@@ -316,6 +409,7 @@ export class Coordinator extends EventEmitter {
     if (id === null) return
     session.peerId = null
     if (this.sessions.get(id) === session) this.sessions.delete(id)
+    this.holdings -= session.assets.size
     await this.#forget(id, [...session.assets, ...session.unsure])
   }
 
@@ -358,6 +452,17 @@ export class Coordinator extends EventEmitter {
       return json(ready ? 200 : 503, { ready, shard: this.shard, store: this.presence?.up === true ? 'up' : 'down', draining: this.draining })
     }
     if (path === '/stats') return json(200, this.stats())
+    if (path === '/metrics') {
+      this.metrics.text().then(({ contentType, body }) => {
+        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' })
+        res.end(body)
+      }, (err) => {
+        this.warn(err, 'metrics failed')
+        res.writeHead(500)
+        res.end()
+      })
+      return
+    }
     fail(new MayghError(ERRORS.MGH_ERR_HTTP_NOT_FOUND))
   }
 
@@ -369,7 +474,10 @@ export class Coordinator extends EventEmitter {
     this.heartbeat?.stop()
     const { close, message } = new MayghError(this.draining ? ERRORS.MGH_ERR_DRAINING : ERRORS.MGH_ERR_SHUTTING_DOWN)
     const open = [...this.connections]
-    for (const session of open) session.ws.close(/** @type {number} */ (close), message)
+    for (const session of open) {
+      session.closeReason = this.draining ? 'draining' : 'shutdown'
+      session.ws.close(/** @type {number} */ (close), message)
+    }
     // A client that does not answer the close frame within a second is cut off.
     const cutoff = setTimeout(() => { for (const s of open) s.ws.terminate() }, 1000)
     await Promise.all(open.map((s) => s.ws.readyState === s.ws.CLOSED ? null : once(s.ws, 'close')))

@@ -13,12 +13,27 @@ const monotonicNow = () => performance.now()
 export class Session {
   /**
    * @param {import('ws').WebSocket} ws
-   * @param {{ rateLimitPerSecond: number, rateLimitBurst: number }} limits
-   * @param {{ now?: () => number }} [deps] `now`: milliseconds on a monotonic clock
-   *   (a test passes one it advances, to refill the bucket without waiting)
+   * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, maxSendBufferBytes: number }} limits
+   * @param {{ id?: number, now?: () => number, onSlowReader?: (session: Session) => void }} [deps]
+   *   `id`: the connection's serial number (for logs); `now`: milliseconds on a monotonic clock
+   *   (a test passes one it advances, to refill the bucket without waiting);
+   *   `onSlowReader`: called instead of sending when the socket has more unread than the limit
    */
-  constructor (ws, { rateLimitPerSecond, rateLimitBurst }, { now = monotonicNow } = {}) {
+  constructor (ws, { rateLimitPerSecond, rateLimitBurst, maxSendBufferBytes }, { id = 0, now = monotonicNow, onSlowReader = () => {} } = {}) {
     this.ws = ws
+    this.id = id
+    /** @type {Map<string, number> | null} error codes this connection had, for logging each once (logger.js) */
+    this.errorCounts = null
+    /** @type {import('./handlers/index.js').HandlerContext | null} what its handlers are given, made once */
+    this.context = null
+    /** the address it connected from ('' unknown): counted per IP, logged only if allowed */
+    this.ip = ''
+    /** @type {ReturnType<typeof setTimeout> | undefined} closes the socket if it has not joined in time */
+    this.joinTimer = undefined
+    /** @type {import('./metrics.js').CloseReason} why the socket closed, set by whoever closes it */
+    this.closeReason = 'client'
+    this.maxSendBufferBytes = maxSendBufferBytes
+    this.onSlowReader = onSlowReader
     /** @type {string | null} set by `join` */
     this.peerId = null
     /** @type {Set<string>} hashes the peer holds, as the store lists them */
@@ -35,6 +50,9 @@ export class Session {
     this.tokens = rateLimitBurst
     this.now = now
     this.refilledAt = now()
+    /** frames dropped by the rate limit in the current episode (drops less than a second apart) */
+    this.dropped = 0
+    this.lastDropAt = -Infinity
   }
 
   /**
@@ -77,8 +95,25 @@ export class Session {
     this.queue.then(task)
   }
 
-  /** @param {object} message */
+  /**
+   * Count a frame the rate limit dropped.
+   * @returns {number} drops in this episode, this one included (1: the episode starts)
+   */
+  drop () {
+    const now = this.now()
+    if (now - this.lastDropAt > 1000) this.dropped = 0
+    this.lastDropAt = now
+    return ++this.dropped
+  }
+
+  /**
+   * Send, unless the socket is closed, or its reader has fallen so far behind
+   * that more than `maxSendBufferBytes` wait unread (then `onSlowReader`).
+   * @param {object} message
+   */
   send (message) {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message))
+    if (this.ws.readyState !== this.ws.OPEN) return
+    if (this.ws.bufferedAmount > this.maxSendBufferBytes) return this.onSlowReader(this)
+    this.ws.send(JSON.stringify(message))
   }
 }

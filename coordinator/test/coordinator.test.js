@@ -5,6 +5,18 @@ import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
 import { TestClient } from './test-client.js'
 import { h, peerRemoved } from './store-contract.js'
+
+/**
+ * Resolves once peer `id` is gone from `coordinator` (its socket closed by the
+ * coordinator itself, so the test holds no close event to wait on).
+ * @param {import('../src/server.js').Coordinator} coordinator
+ * @param {string} id
+ */
+async function peerRemovedById (coordinator, id) {
+  const session = coordinator.sessions.get(id)
+  if (session === undefined) return
+  await peerRemoved(coordinator, id)
+}
 import { PEER_ID_PATTERN, shardOfPeer } from '../../protocol/index.js'
 
 describe('coordinator over WebSocket (memory store)', () => {
@@ -180,30 +192,115 @@ describe('coordinator limits and liveness', () => {
     }
   })
 
-  test('a flood is rate limited with a coded error, then served again as tokens refill', async () => {
+  test('a flood: the first frame over the rate is answered, the rest dropped unread, a persistent one cut off', async () => {
     // The bucket runs on the test's clock: it stands still through the flood (so
     // exactly `burst` frames pass on any machine) and moves only when told.
     let now = 0
-    const coordinator = await startCoordinator({ port: 0, stunPort: 0, rateLimitPerSecond: 10, rateLimitBurst: 5 }, { now: () => now })
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, rateLimitPerSecond: 10, rateLimitBurst: 5, rateLimitCloseAfter: 20 }, { now: () => now })
     try {
       const client = await TestClient.open(coordinator.url)
       for (let i = 0; i < 10; i++) client.sendRaw('{"type":"nope"}')
       const codes = []
-      for (let i = 0; i < 10; i++) codes.push((await client.next()).code)
-      assert.deepEqual(codes, [...Array(5).fill('MGH_ERR_UNKNOWN_TYPE'), ...Array(5).fill('MGH_ERR_RATE_LIMITED')])
-      // A refused request still gets its ref back, so the client need not wait out a timeout.
-      for (let i = 0; i < 5; i++) client.sendRaw(JSON.stringify({ type: 'join', ref: 100 + i }))
-      const refused = []
-      for (let i = 0; i < 5; i++) refused.push(await client.next())
-      assert.deepEqual(refused.map((m) => [m.code, m.ref]), [100, 101, 102, 103, 104].map((ref) => ['MGH_ERR_RATE_LIMITED', ref]))
+      for (let i = 0; i < 6; i++) codes.push((await client.next()).code)
+      assert.deepEqual(codes, [...Array(5).fill('MGH_ERR_UNKNOWN_TYPE'), 'MGH_ERR_RATE_LIMITED'])
       now += 100 // 10 per second: one token
+      // The next message in is the join's welcome: the four other dropped frames got no reply.
       assert.equal((await client.join()).type, 'welcome')
-      assert.equal((await client.request({ type: 'lookup', hash: h('x') })).code, 'MGH_ERR_RATE_LIMITED')
+      assert.equal(coordinator.counters.dropped, 5)
       now += 60_000 // a long quiet spell refills only up to the burst
-      const replies = await Promise.all(Array.from({ length: 6 }, () => client.request({ type: 'lookup', hash: h('x') })))
-      assert.deepEqual(replies.map((m) => m.type === 'holders'), [true, true, true, true, true, false])
-      assert.equal(replies[5].code, 'MGH_ERR_RATE_LIMITED')
-      await client.close()
+      const replies = await Promise.all(Array.from({ length: 5 }, () => client.request({ type: 'lookup', hash: h('x') })))
+      assert.ok(replies.every((m) => m.type === 'holders'))
+      // Keeping on over the rate: cut off after rateLimitCloseAfter drops in a row.
+      const closed = new Promise((resolve) => client.ws.once('close', (code, reason) => resolve([code, String(reason)])))
+      for (let i = 0; i < 25; i++) client.sendRaw('{"type":"nope"}')
+      assert.deepEqual(await closed, [1008, 'too many messages; slow down (further ones are dropped unread)'])
+      const metrics = await (await fetch(`${coordinator.httpUrl}/metrics`)).text()
+      assert.ok(Number(metrics.match(/^maygh_dropped_frames_total (\d+)$/m)?.[1]) >= 25, 'every dropped frame counted')
+      assert.match(metrics, /maygh_closes_total\{reason="rate_limited"\} 1/)
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('connections past the process cap or the per-address cap are refused at the upgrade; a socket that never joins is closed', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, maxConnections: 3, maxConnectionsPerIp: 2, joinDeadlineMs: 200 })
+    try {
+      const a = await TestClient.open(coordinator.url)
+      const b = await TestClient.open(coordinator.url)
+      await assert.rejects(TestClient.open(coordinator.url), /Unexpected server response: 429/)
+      await a.join()
+      // a joined; b never does and is closed at the deadline.
+      const [code, reason] = await new Promise((resolve) => b.ws.once('close', (c, r) => resolve([c, String(r)])))
+      assert.deepEqual([code, reason], [1008, 'no join in time'])
+      assert.equal(a.ws.readyState, a.ws.OPEN)
+      const lone = await startCoordinator({ port: 0, stunPort: 0, maxConnections: 1 })
+      try {
+        const first = await TestClient.open(lone.url)
+        await assert.rejects(TestClient.open(lone.url), /Unexpected server response: 503/)
+        await first.close()
+      } finally {
+        await lone.close()
+      }
+      await a.close()
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('a client that does not read its socket is cut off once its unread bytes pass the cap', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, maxSendBufferBytes: 16 * 1024, rateLimitBurst: 100_000, rateLimitPerSecond: 100_000 })
+    try {
+      const slow = await TestClient.open(coordinator.url)
+      const sender = await TestClient.open(coordinator.url)
+      const { id } = await slow.join()
+      await sender.join()
+      const closed = once(slow.ws, 'close')
+      // Stop reading: the kernel's buffers fill, then the coordinator's.
+      const socket = /** @type {import('node:net').Socket} */ (/** @type {any} */ (slow.ws)._socket)
+      socket.pause()
+      const signal = { cid: 'x', blob: 'y'.repeat(50_000) }
+      for (let i = 0; i < 400 && coordinator.sessions.has(id); i++) {
+        sender.sendRaw(JSON.stringify({ type: 'connect', to: id, signal }))
+        if (i % 20 === 19) await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      await peerRemovedById(coordinator, id)
+      socket.resume()
+      await closed
+      assert.match(await (await fetch(`${coordinator.httpUrl}/metrics`)).text(), /maygh_closes_total\{reason="slow_reader"\} 1/)
+      await sender.close()
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('holdings are capped per coordinator; signals too deep are refused; a bad bus message never throws', async () => {
+    const store = new MemoryStore()
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, maxHoldings: 3 }, { store })
+    try {
+      const a = await TestClient.open(coordinator.url)
+      const b = await TestClient.open(coordinator.url)
+      const { id: idA } = await a.join([h('1'), h('2')])
+      assert.equal((await b.join([h('3'), h('4')])).code, 'MGH_ERR_CAPACITY')
+      const { id: idB } = await b.join([h('3')])
+      assert.equal((await b.request({ type: 'update', add: [h('4')] })).code, 'MGH_ERR_CAPACITY')
+      assert.equal((await b.request({ type: 'update', add: [h('4')], remove: [h('3')] })).holding, 1, 'a swap does not grow')
+      await a.close()
+      await peerRemovedById(coordinator, idA)
+      assert.equal((await b.request({ type: 'update', add: [h('5'), h('6')] })).holding, 3, 'room again once A left')
+
+      let deep = {}
+      for (let i = 0; i < 20; i++) deep = { d: deep }
+      assert.equal((await b.request({ type: 'connect', to: idB.replace(/.$/, 'Q'), signal: deep })).code, 'MGH_ERR_BAD_FIELD')
+
+      const c = await TestClient.open(coordinator.url)
+      const { id: idC } = await c.join()
+      for (const bad of [null, 7, 'x', [], { to: idC }, { to: idC, from: 'nope', signal: {} }, { to: idC, from: idB, signal: deep }, { to: 5, from: idB, signal: {} }]) {
+        await store.publish(coordinator.shard, /** @type {any} */ (bad))
+      }
+      await store.publish(coordinator.shard, { to: idC, from: idB, signal: { ok: 1 } })
+      assert.deepEqual(await c.next(), { type: 'connect', from: idB, signal: { ok: 1 } })
+      assert.equal(coordinator.counters.busRejected, 8)
+      await Promise.all([b.close(), c.close()])
     } finally {
       await coordinator.close()
     }

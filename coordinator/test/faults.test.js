@@ -104,7 +104,7 @@ describe('a coordinator killed (SIGKILL)', () => {
     const survivor = await startCoordinator({ port: 0, stunPort: 0, redisUrl: redis.url })
     const bin = fileURLToPath(new URL('../bin/maygh-coordinator.js', import.meta.url))
     const child = spawn(process.execPath, [bin, '--port', '0', '--stun-port=-1', '--ice-servers', 'stun:127.0.0.1:9'], {
-      env: { ...process.env, REDIS_URL: redis.url, LOG_LEVEL: 'silent' },
+      env: { ...process.env, REDIS_URL: redis.url, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'inherit']
     })
     try {

@@ -16,6 +16,10 @@ import { H_SLOT, H_STRIDE } from '../src/holder-index.js'
 import { SLOT_STRIDE, TAG } from '../src/online-slots.js'
 import { rankHolders, tryHolders } from '../src/peer-lookup.js'
 import { Rng } from '../src/rng.js'
+import { Metrics } from '../../coordinator/src/metrics.js'
+
+/** The lookup handler counts into real metrics (nothing here reads them). */
+const metrics = new Metrics({ shard: 'policy', gauges: { connections: () => 0, peers: () => 0, shardsLive: () => 1, storeUp: () => true } })
 
 const HASHES = ['a'.repeat(64), 'b'.repeat(64)]
 const SHARD = 's'
@@ -92,6 +96,7 @@ async function coordinatorSide (c) {
         store,
         config,
         counters: { lookups: 0, lookupHits: 0 },
+        metrics,
         clock: () => ++now,
         warn: (/** @type {Error} */ err) => { throw err }
       })

@@ -9,20 +9,23 @@
 import { ERRORS, MayghError, shardOfPeer } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
-export async function connect (message, { session, store, relay, shard: here }) {
+export async function connect (message, { session, store, relay, metrics, shard: here }) {
   const from = session.requirePeer().peerId
   const to = /** @type {string} */ (message.to)
   if (to === from) throw new MayghError(ERRORS.MGH_ERR_BAD_FIELD, '"to" must be another peer')
   const signal = /** @type {object} */ (message.signal)
   const shard = shardOfPeer(to)
+  const started = performance.now()
   if (shard === here) {
     if (!relay.deliverLocal(to, from, signal)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
+    metrics.observeRelay('local', performance.now() - started)
   } else {
     // A shard started since the last beat is not known yet: read the registry once.
     if (!store.isLive(shard)) await store.refresh()
     if (!store.isLive(shard)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
     // Sent together (one round trip): a signal for a peer that has left is dropped by its shard.
     const [listed] = await Promise.all([store.hasPeer(to), relay.forward(shard, to, from, signal)])
+    metrics.observeRelay('bus', performance.now() - started)
     if (!listed) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
   }
   return message.ref === undefined ? undefined : { type: 'relayed', to }

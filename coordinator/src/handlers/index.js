@@ -11,9 +11,11 @@
  * @property {object[]} iceServers what `welcome` hands out
  * @property {import('../relay.js').Relay} relay
  * @property {Record<string, number>} counters
+ * @property {import('../metrics.js').Metrics} metrics
  * @property {() => number} clock ms since the epoch, strictly increasing per coordinator (orders lookups' choices)
  * @property {(err: Error, context: string) => void} warn
- * @property {{ draining: boolean, alternates: () => string[] }} coordinator what the join handler asks of the coordinator
+ * @property {{ draining: boolean, alternates: () => string[], holdings: number }} coordinator what handlers ask of
+ *   the coordinator: whether it drains, the alternates, and the holdings its peers list (against maxHoldings)
  * @property {(id: string, assets: string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
  *
  * @typedef {(message: import('../message-parser.js').Message, context: HandlerContext) => Promise<object | undefined>} Handler

@@ -7,10 +7,11 @@
 import { HolderRanking, rankKey } from '../policy/peer-selection.js'
 
 /** @type {import('./index.js').Handler} */
-export async function lookup (message, { session, store, config, counters, clock, warn }) {
+export async function lookup (message, { session, store, config, counters, metrics, clock, warn }) {
   const asker = session.requirePeer().peerId
   const hash = /** @type {string} */ (message.hash)
   let holders
+  const started = performance.now()
   try {
     holders = await store.sampleHolders(hash, config.candidateSample)
   } catch (err) {
@@ -18,6 +19,7 @@ export async function lookup (message, { session, store, config, counters, clock
     warn(err, 'lookup failed')
     holders = []
   }
+  metrics.observeStore('lookup', performance.now() - started)
   const connected = new Set(/** @type {string[]} */ (message.connected ?? []))
   /** @type {HolderRanking<string>} */
   const ranking = new HolderRanking(config.maxHolders, asker)
@@ -31,5 +33,6 @@ export async function lookup (message, { session, store, config, counters, clock
   if (peers.length > 0) store.markChosen(hash, ranking.marked(), clock()).catch((err) => warn(err, 'markChosen failed'))
   counters.lookups++
   if (peers.length > 0) counters.lookupHits++
+  metrics.countLookup(peers.length > 0)
   return { type: 'holders', hash, peers }
 }

@@ -6,7 +6,7 @@
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
-export async function update (message, { session, store, config, counters }) {
+export async function update (message, { session, store, config, counters, coordinator, metrics }) {
   const peer = session.requirePeer()
   const held = peer.assets
   const add = new Set(/** @type {string[]} */ (message.add ?? []))
@@ -16,14 +16,21 @@ export async function update (message, { session, store, config, counters }) {
   if (size > config.maxAssetsPerPeer) {
     throw new MayghError(ERRORS.MGH_ERR_TOO_MANY_ASSETS, `${size} > ${config.maxAssetsPerPeer}`)
   }
+  const grows = added.length - removed.length
+  if (grows > 0 && coordinator.holdings + grows > config.maxHoldings) throw new MayghError(ERRORS.MGH_ERR_CAPACITY, `this coordinator lists ${config.maxHoldings} holdings at most`)
+  coordinator.holdings += grows
+  const started = performance.now()
   try {
     await store.updatePeer(peer.peerId, added, removed)
   } catch (err) {
+    coordinator.holdings -= grows
     // The store may have applied the change or not (a timeout cannot tell):
     // whatever it lists for these hashes is taken out when the peer leaves.
     for (const hash of added) session.unsure.add(hash)
     for (const hash of removed) session.unsure.add(hash)
     throw err
+  } finally {
+    metrics.observeStore('update', performance.now() - started)
   }
   for (const hash of removed) held.delete(hash)
   for (const hash of added) held.add(hash)

@@ -1,0 +1,207 @@
+/**
+ * Prometheus metrics for one coordinator, served at `GET /metrics`: its own
+ * counters, gauges and histograms (prefix `maygh_`) in a registry of its own,
+ * so several coordinators in one process (the tests) never clash, merged with
+ * the process metrics (`process_*`, `nodejs_*`), which are collected once per
+ * process because there is one process to describe, however many coordinators
+ * run in it.
+ *
+ * No metric is labelled by shard: each coordinator is its own scrape target,
+ * so Prometheus already tells them apart by `instance`, and a shard's name
+ * changes with every start (random suffix), which would open new series each
+ * restart. `maygh_shard_info{shard} 1` ties the name to the instance instead.
+ *
+ * The hot path never builds a label object: every label value a call can take
+ * is bound once, here; a type or code from outside that is not ours counts
+ * as `other`.
+ */
+import { performance } from 'node:perf_hooks'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { COORDINATOR_ERRORS, REQUEST_TYPES } from '../../protocol/index.js'
+
+/** Why a socket closed: the values of `maygh_closes_total{reason}`. */
+export const CLOSE_REASONS = Object.freeze({
+  client: 'the client closed the socket, or it ended',
+  ping_timeout: 'missed a ping (heartbeat.js)',
+  rate_limited: 'closed for sending far over its rate limit',
+  slow_reader: 'closed because its send buffer grew too large',
+  too_large: 'sent a frame over hardMaxMessageBytes (1009)',
+  protocol_error: 'broke the WebSocket protocol (ws reported an error)',
+  join_deadline: 'did not join in time',
+  draining: 'closed while this coordinator drains (1012)',
+  shutdown: 'closed as this coordinator stops (1012)',
+  other: 'any reason not listed here'
+})
+
+/** What `maygh_store_seconds{op}` times: the store calls a coordinator makes. */
+export const STORE_OPS = Object.freeze(['lookup', 'join', 'update', 'leave', 'relay', 'beat', 'reap'])
+
+/** Where a `connect` went: a socket on this shard, or the bus to another shard. */
+export const RELAY_PATHS = Object.freeze(['local', 'bus'])
+
+/** Seconds, 0.1 ms to 1 s (storeTimeoutMs defaults to 1 s; slower goes to +Inf). */
+export const LATENCY_BUCKETS = Object.freeze([0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1])
+
+/** @typedef {keyof typeof CLOSE_REASONS} CloseReason */
+/** @typedef {'lookup' | 'join' | 'update' | 'leave' | 'relay' | 'beat' | 'reap'} StoreOp */
+/** @typedef {'local' | 'bus'} RelayPath */
+
+/**
+ * @typedef {object} GaugeSources read when Prometheus scrapes, so that nothing
+ *   on the hot path keeps a gauge in step
+ * @property {() => number} connections open sockets
+ * @property {() => number} peers peers joined on this shard
+ * @property {() => number} shardsLive live shards, this one included
+ * @property {() => boolean} storeUp whether the store answers
+ */
+
+/** @type {Registry | null} */
+let processRegistry = null
+
+/** @returns {Registry} the one registry of process metrics, made on first use */
+function processMetrics () {
+  if (processRegistry === null) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+export class Metrics {
+  /**
+   * @param {object} options
+   * @param {string} options.shard this coordinator's shard name, for `maygh_shard_info`
+   * @param {GaugeSources} options.gauges
+   */
+  constructor ({ shard, gauges }) {
+    const own = new Registry()
+    const registers = [own]
+
+    new Gauge({ name: 'maygh_shard_info', help: 'this coordinator\'s shard name (always 1)', labelNames: ['shard'], registers }).set({ shard }, 1)
+    sampled(registers, 'maygh_connections', 'open WebSocket connections', gauges.connections)
+    sampled(registers, 'maygh_peers', 'peers joined on this shard', gauges.peers)
+    sampled(registers, 'maygh_shards_live', 'live coordinator shards, this one included', gauges.shardsLive)
+    sampled(registers, 'maygh_store_up', '1 while the store answers, else 0', () => (gauges.storeUp() ? 1 : 0))
+
+    const counter = (/** @type {string} */ name, /** @type {string} */ help, /** @type {string} */ label) => new Counter({ name, help, labelNames: [label], registers })
+    const histogram = (/** @type {string} */ name, /** @type {string} */ help, /** @type {string} */ label) => new Histogram({ name, help, labelNames: [label], buckets: [...LATENCY_BUCKETS], registers })
+
+    this.messages = countersFor(counter('maygh_messages_total', 'frames received, by message type (other: unparsable or not a request)', 'type'), [...REQUEST_TYPES, 'other'])
+    this.lookups = countersFor(counter('maygh_lookups_total', 'lookups answered, by whether any holder was found', 'result'), ['hit', 'miss'])
+    this.errors = countersFor(counter('maygh_errors_total', 'coded errors replied to clients, by code', 'code'), [...Object.keys(COORDINATOR_ERRORS), 'other'])
+    this.closes = countersFor(counter('maygh_closes_total', `sockets closed, by reason (${Object.keys(CLOSE_REASONS).join(', ')})`, 'reason'), Object.keys(CLOSE_REASONS))
+    this.dropped = new Counter({ name: 'maygh_dropped_frames_total', help: 'frames the rate limiter dropped without a reply', registers })
+    this.relay = histogramsFor(histogram('maygh_relay_seconds', 'time to hand a connect to the target socket (local) or to the bus (bus)', 'path'), 'path', RELAY_PATHS)
+    this.store = histogramsFor(histogram('maygh_store_seconds', 'store call latency, by operation', 'op'), 'op', STORE_OPS)
+
+    this.registry = Registry.merge([own, processMetrics()])
+  }
+
+  /** @param {string} type a message's `type` ('other' for anything else) */
+  countMessage (type) {
+    (this.messages[type] ?? this.messages.other).inc()
+  }
+
+  /** @param {boolean} hit whether the lookup found any holder */
+  countLookup (hit) {
+    (hit ? this.lookups.hit : this.lookups.miss).inc()
+  }
+
+  /** @param {string} code the `MGH_ERR_*` code replied (not a coordinator code: counted as other) */
+  countError (code) {
+    (this.errors[code] ?? this.errors.other).inc()
+  }
+
+  /** @param {CloseReason} reason */
+  countClose (reason) {
+    (this.closes[reason] ?? this.closes.other).inc()
+  }
+
+  /** A frame the rate limiter dropped without replying. */
+  countDropped () {
+    this.dropped.inc()
+  }
+
+  /**
+   * @param {RelayPath} path
+   * @param {number} ms how long the hand-over took, in milliseconds
+   */
+  observeRelay (path, ms) {
+    this.relay[path].observe(ms / 1000)
+  }
+
+  /**
+   * @param {StoreOp} op
+   * @param {number} ms how long the store call took, in milliseconds
+   */
+  observeStore (op, ms) {
+    this.store[op].observe(ms / 1000)
+  }
+
+  /**
+   * Time one store call, whether it resolves or rejects.
+   * @template T
+   * @param {StoreOp} op
+   * @param {() => Promise<T>} call
+   * @returns {Promise<T>} what `call` returns
+   */
+  async timeStore (op, call) {
+    const start = performance.now()
+    try {
+      return await call()
+    } finally {
+      this.observeStore(op, performance.now() - start)
+    }
+  }
+
+  /** @returns {Promise<{ contentType: string, body: string }>} the exposition for `GET /metrics` */
+  async text () {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() }
+  }
+}
+
+/**
+ * A gauge whose value is read when scraped.
+ * @param {Registry[]} registers
+ * @param {string} name
+ * @param {string} help
+ * @param {() => number} read
+ */
+function sampled (registers, name, help, read) {
+  new Gauge({ name, help, registers, collect () { this.set(read()) } }) // eslint-disable-line no-new
+}
+
+/**
+ * One bound child per label value, each exposed at 0 before its first count,
+ * so that `rate()` sees every series from the start. A null prototype: a
+ * value from outside (a type, a code) never finds an inherited property.
+ * @param {Counter<string>} counter with exactly one label
+ * @param {readonly string[]} values
+ * @returns {Record<string, Counter.Internal>}
+ */
+function countersFor (counter, values) {
+  /** @type {Record<string, Counter.Internal>} */
+  const children = Object.create(null)
+  for (const value of values) {
+    children[value] = counter.labels(value)
+    children[value].inc(0)
+  }
+  return children
+}
+
+/**
+ * The same for a histogram.
+ * @param {Histogram<string>} histogram with exactly one label
+ * @param {string} label its name
+ * @param {readonly string[]} values
+ * @returns {Record<string, Histogram.Internal<string>>}
+ */
+function histogramsFor (histogram, label, values) {
+  /** @type {Record<string, Histogram.Internal<string>>} */
+  const children = Object.create(null)
+  for (const value of values) {
+    children[value] = histogram.labels(value)
+    histogram.zero({ [label]: value })
+  }
+  return children
+}
