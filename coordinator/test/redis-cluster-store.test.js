@@ -82,3 +82,40 @@ test('two coordinator shards on the Cluster find and signal each other', async (
     await Promise.all(shards.map((s) => s.close()))
   }
 })
+
+test('a master killed: coordinators keep answering, and after the failover lookups find holders again', async () => {
+  await Promise.all(admin.nodes('master').map((node) => node.flushall()))
+  const fast = { port: 0, stunPort: 0, redisUrl: cluster.url, storeTimeoutMs: 500 }
+  const shards = [await startCoordinator({ ...fast, shardId: 'one' }), await startCoordinator({ ...fast, shardId: 'two' })]
+  for (const s of shards) s.on('warning', () => {})
+  try {
+    const a = await TestClient.open(shards[0].url)
+    const b = await TestClient.open(shards[1].url)
+    const { id: idA } = await a.join([h('f1')])
+    await b.join()
+    assert.deepEqual((await b.request({ type: 'lookup', hash: h('f1') })).peers, [idA])
+    // The master that holds the asset's holder list.
+    const slot = Number(await admin.cluster('KEYSLOT', `mgh:h:{${h('f1')}}`))
+    const [host, port] = String(admin.slots[slot][0]).split(':')
+    const victim = cluster.servers.find((s) => s.port === Number(port))
+    assert.ok(victim && host, 'found the master')
+    await victim.close()
+    // Every request is answered while the replica takes over (cluster-node-timeout 5 s).
+    const deadline = Date.now() + 30_000
+    let found = false
+    while (!found && Date.now() < deadline) {
+      const started = Date.now()
+      const reply = await b.request({ type: 'lookup', hash: h('f1') })
+      assert.equal(reply.type, 'holders', 'a lookup is always answered')
+      assert.ok(Date.now() - started < 5000, 'in bounded time')
+      found = reply.peers[0] === idA
+      if (!found) await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    assert.ok(found, 'holders found again after the failover')
+    // Changes work again too.
+    assert.equal((await a.request({ type: 'update', add: [h('f2')] })).type, 'updated')
+    await Promise.all([a.close(), b.close()])
+  } finally {
+    await Promise.all(shards.map((s) => s.close()))
+  }
+})

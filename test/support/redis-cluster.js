@@ -13,7 +13,9 @@ const run = promisify(execFile)
 
 /**
  * @param {{ nodes?: number }} [options]
- * @returns {Promise<{ url: string, nodes: { host: string, port: number }[], close: () => Promise<void> }>}
+ * @returns {Promise<{ url: string, nodes: { host: string, port: number }[],
+ *   servers: Awaited<ReturnType<typeof startRedisServer>>[], close: () => Promise<void> }>}
+ *   `servers`: each node's process (a test may kill one)
  */
 export async function startRedisCluster ({ nodes = 6 } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-cluster-'))
@@ -26,23 +28,34 @@ export async function startRedisCluster ({ nodes = 6 } = {}) {
   try {
     for (let i = 0; i < nodes; i++) {
       servers.push(await startRedisServer({
-        args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${i}.conf`), '--cluster-node-timeout', '5000']
+        // Replicas sync at once (the default waits 5 s for more replicas before a
+        // diskless transfer): a replica that has not synced cannot take over.
+        args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${i}.conf`), '--cluster-node-timeout', '5000', '--repl-diskless-sync-delay', '0']
       }))
     }
     const addresses = servers.map((s) => `127.0.0.1:${s.port}`)
     await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'])
-    // Wait until every node agrees the cluster is up.
+    // Wait until every node agrees the cluster is up and knows every replica
+    // as one, and every replica has synced: until then a replica cannot take
+    // over from its master (a failover test depends on it).
+    const replicas = nodes - Math.ceil(nodes / 2)
     for (const s of servers) {
       for (let i = 0; ; i++) {
-        const { stdout } = await run('redis-cli', ['-p', String(s.port), 'cluster', 'info'])
-        if (stdout.includes('cluster_state:ok')) break
-        if (i > 100) throw new Error(`cluster node ${s.port} never reached cluster_state:ok`)
+        const [{ stdout: info }, { stdout: view }, { stdout: replication }] = await Promise.all([
+          run('redis-cli', ['-p', String(s.port), 'cluster', 'info']),
+          run('redis-cli', ['-p', String(s.port), 'cluster', 'nodes']),
+          run('redis-cli', ['-p', String(s.port), 'info', 'replication'])
+        ])
+        const synced = !replication.includes('role:slave') || replication.includes('master_link_status:up')
+        if (info.includes('cluster_state:ok') && (view.match(/[ ,]slave /g) ?? []).length === replicas && synced) break
+        if (i > 400) throw new Error(`cluster node ${s.port} never agreed on the cluster's state and replicas`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }
     return {
       url: `redis+cluster://${addresses.join(',')}`,
       nodes: servers.map((s) => ({ host: '127.0.0.1', port: s.port })),
+      servers,
       close
     }
   } catch (err) {
