@@ -88,14 +88,18 @@ export class Signaling extends Emitter {
 
   /**
    * A random known URL other than the current one and not barred; else the
-   * current one if it is not barred; else any (all sent us away: try again after the backoff).
+   * current one if it is not barred; else (every one sent us away: a rolling
+   * restart) the one that did so longest ago, which has had the most time to
+   * come back, and never the one that just did unless it is the only one.
    */
   pick () {
     const all = [...this.urls.values()]
     const open = all.filter((u) => !this.isBarred(u))
     const others = open.filter((u) => u !== this.url)
-    const from = others.length ? others : open.length ? open : all
-    return from[Math.floor(this.random() * from.length)]
+    const from = others.length ? others : open
+    if (from.length) return from[Math.floor(this.random() * from.length)]
+    const rest = all.length > 1 ? all.filter((u) => u !== this.url) : all
+    return rest.reduce((a, b) => ((this.barred.get(b) ?? 0) < (this.barred.get(a) ?? 0) ? b : a))
   }
 
   /** @param {string} [url] */

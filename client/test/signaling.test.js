@@ -308,6 +308,26 @@ test('two draining coordinators naming each other (registries a beat behind): on
   assert.equal(FakeWebSocket.last.url, A, 'then goes to the coordinator B named as live')
 })
 
+test('sent away by every coordinator in turn (a rolling restart): the next try goes to the one that sent it away longest ago', async (t) => {
+  let draw = 0
+  const s = setup(t, [A, B, C], { random: () => draw })
+  s.start()
+  await accept(s)
+  for (const [from, names] of /** @type {[string, string[]][]} */ ([[A, [B, C]], [B, [A, C]]])) {
+    assert.equal(FakeWebSocket.last.url, from)
+    FakeWebSocket.last.receive({ type: 'move', alternates: names })
+    t.mock.timers.tick(0)
+    await accept(s)
+    t.mock.timers.tick(1000)
+  }
+  assert.equal(FakeWebSocket.last.url, C)
+  draw = 0.99 // a random pick among all three would now take C again
+  const before = FakeWebSocket.made.length
+  FakeWebSocket.last.receive({ type: 'move', alternates: [B, A] })
+  t.mock.timers.tick(30_000)
+  assert.equal(FakeWebSocket.made[before].url, A, 'A sent it away first, then B, then C')
+})
+
 test('a single-coordinator site: back after a restart, and after a drain it waits out the backoff and tries the same URL', async (t) => {
   const s = setup(t, [A], { random: () => 0 })
   s.start()

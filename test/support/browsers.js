@@ -142,6 +142,8 @@ export async function probeCoordinator (url) {
   const welcome = await request({ type: 'join', have: [] })
   return {
     id: /** @type {any} */ (welcome).id,
+    /** @type {string[]} the other live coordinators, as its `welcome` named them */
+    alternates: /** @type {any} */ (welcome).alternates ?? [],
     /** @param {string} hash @returns {Promise<string[]>} holders */
     holders: async (hash) => /** @type {any} */ (await request({ type: 'lookup', hash })).peers,
     close: () => ws.close()

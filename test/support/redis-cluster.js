@@ -39,8 +39,10 @@ export async function startRedisCluster ({ nodes = 6 } = {}) {
     // as one, and every replica has synced: until then a replica cannot take
     // over from its master (a failover test depends on it).
     const replicas = nodes - Math.ceil(nodes / 2)
+    // Generous: a loaded CI machine (browsers in other test files) slows the gossip.
+    const deadline = Date.now() + 90_000
     for (const s of servers) {
-      for (let i = 0; ; i++) {
+      for (;;) {
         const [{ stdout: info }, { stdout: view }, { stdout: replication }] = await Promise.all([
           run('redis-cli', ['-p', String(s.port), 'cluster', 'info']),
           run('redis-cli', ['-p', String(s.port), 'cluster', 'nodes']),
@@ -48,7 +50,7 @@ export async function startRedisCluster ({ nodes = 6 } = {}) {
         ])
         const synced = !replication.includes('role:slave') || replication.includes('master_link_status:up')
         if (info.includes('cluster_state:ok') && (view.match(/[ ,]slave /g) ?? []).length === replicas && synced) break
-        if (i > 400) throw new Error(`cluster node ${s.port} never agreed on the cluster's state and replicas`)
+        if (Date.now() > deadline) throw new Error(`cluster node ${s.port} never agreed on the cluster's state and replicas`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }
