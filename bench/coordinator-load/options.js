@@ -1,0 +1,147 @@
+/**
+ * The load generator's flags: one defaults object, parsed and checked once,
+ * then frozen. A bad flag is a {@link UsageError}, which the entry point prints
+ * with a pointer to --help and exits 2 on.
+ */
+import { parseArgs } from 'node:util'
+import { LIMITS } from '../../protocol/index.js'
+
+export const USAGE = `Usage: npm run bench:coordinator -- [options]
+       node bench/coordinator-load.js [options]
+
+Starts coordinator processes (and Redis for the Redis stores) on loopback, joins
+clients, runs lookup → connect → update transactions for a fixed time, then
+measures the coordinators' memory per idle client. Prints one JSON line.
+
+  --processes N   coordinator processes (default 1; more than 1 needs a Redis store)
+  --store S       memory | redis | cluster (default memory; cluster = 6-node Redis Cluster)
+  --seconds S     length of the measured transaction phase (default 10)
+  --warmup S      unmeasured transactions before it, so the JIT has compiled the hot paths (default 2)
+  --clients C     clients running transactions, spread evenly over the coordinators (default 1000)
+  --have H        assets each client holds, changed by one per transaction (default 20)
+  --assets A      size of the pool of made-up assets (default 2000)
+  --workers W     load-generating worker threads (default 1)
+  --rate R        open loop: R transactions/s in total, paced per worker (default: closed loop,
+                  one transaction in flight per client)
+  --flood         add one client that sends lookups as fast as it can without waiting for
+                  replies; the figures are the other clients'
+  --peer-rate-limit N
+                  messages/s each client may send (burst 2N); default lifted (1000000), as each
+                  bench client stands for many peers. With --flood, give the production
+                  default (200) to test the defence a flood meets in production
+  --idle I        idle clients joined afterwards to measure memory per client (default 10000; 0 skips)
+  --cpu-prof DIR  run the coordinators under node --cpu-prof, writing profiles to DIR
+  --help          this text
+`
+
+const defaults = {
+  processes: 1,
+  store: /** @type {'memory' | 'redis' | 'cluster'} */ ('memory'),
+  seconds: 10,
+  warmup: 2,
+  clients: 1000,
+  have: 20,
+  assets: 2000,
+  workers: 1,
+  rate: /** @type {number | null} */ (null),
+  flood: false,
+  peerRateLimit: 1_000_000,
+  idle: 10000,
+  cpuProf: /** @type {string | null} */ (null)
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+const DEFAULTS = Object.freeze(defaults)
+
+/** @typedef {typeof DEFAULTS} Options */
+
+const STORES = ['memory', 'redis', 'cluster']
+
+export class UsageError extends Error {}
+
+/**
+ * @param {string[]} argv the arguments after the script
+ * @returns {Readonly<Options> | null} the options, or null when --help was asked for
+ * @throws {UsageError}
+ */
+export function parseOptions (argv) {
+  let values
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        processes: { type: 'string' },
+        store: { type: 'string' },
+        seconds: { type: 'string' },
+        warmup: { type: 'string' },
+        clients: { type: 'string' },
+        have: { type: 'string' },
+        assets: { type: 'string' },
+        workers: { type: 'string' },
+        rate: { type: 'string' },
+        flood: { type: 'boolean' },
+        'peer-rate-limit': { type: 'string' },
+        idle: { type: 'string' },
+        'cpu-prof': { type: 'string' },
+        help: { type: 'boolean' }
+      }
+    }))
+  } catch (err) {
+    throw new UsageError(/** @type {Error} */ (err).message)
+  }
+  if (values.help) return null
+  const store = values.store ?? DEFAULTS.store
+  if (!STORES.includes(store)) throw new UsageError(`--store must be one of ${STORES.join(', ')}, got "${store}"`)
+  const options = {
+    processes: integer(values.processes, 'processes', DEFAULTS.processes, 1, 64),
+    store: /** @type {Options['store']} */ (store),
+    seconds: number(values.seconds, 'seconds', DEFAULTS.seconds, 0.1, 3600),
+    warmup: number(values.warmup, 'warmup', DEFAULTS.warmup, 0, 600),
+    clients: integer(values.clients, 'clients', DEFAULTS.clients, 1, 1_000_000),
+    have: integer(values.have, 'have', DEFAULTS.have, 1, LIMITS.maxAssetsPerMessage),
+    assets: integer(values.assets, 'assets', DEFAULTS.assets, 2, 1_000_000),
+    workers: integer(values.workers, 'workers', DEFAULTS.workers, 1, 64),
+    rate: values.rate === undefined ? null : number(values.rate, 'rate', 0, 1, 10_000_000),
+    flood: values.flood ?? DEFAULTS.flood,
+    peerRateLimit: integer(values['peer-rate-limit'], 'peer-rate-limit', DEFAULTS.peerRateLimit, 1, 1_000_000),
+    idle: integer(values.idle, 'idle', DEFAULTS.idle, 0, 1_000_000),
+    cpuProf: values['cpu-prof'] ?? DEFAULTS.cpuProf
+  }
+  if (options.have >= options.assets) throw new UsageError(`--have (${options.have}) must be less than --assets (${options.assets}), so a client always has an asset to add`)
+  if (options.store === 'memory' && options.processes > 1) {
+    throw new UsageError('--store memory keeps its maps inside one coordinator process, so processes cannot share them: use --processes 1, or --store redis or cluster')
+  }
+  if (options.workers > options.clients) throw new UsageError(`--workers (${options.workers}) must not exceed --clients (${options.clients})`)
+  return Object.freeze(options)
+}
+
+/**
+ * @param {string | undefined} text
+ * @param {string} name
+ * @param {number} fallback
+ * @param {number} min
+ * @param {number} max
+ * @returns {number}
+ */
+function number (text, name, fallback, min, max) {
+  if (text === undefined) return fallback
+  const value = Number(text)
+  if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
+    throw new UsageError(`--${name} must be a number from ${min} to ${max}, got "${text}"`)
+  }
+  return value
+}
+
+/**
+ * @param {string | undefined} text
+ * @param {string} name
+ * @param {number} fallback
+ * @param {number} min
+ * @param {number} max
+ * @returns {number}
+ */
+function integer (text, name, fallback, min, max) {
+  const value = number(text, name, fallback, min, max)
+  if (!Number.isInteger(value)) throw new UsageError(`--${name} must be an integer, got "${text}"`)
+  return value
+}

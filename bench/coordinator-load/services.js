@@ -1,0 +1,131 @@
+/**
+ * The processes under test, started as children of the bench: coordinator
+ * processes of `coordinator/bin/maygh-coordinator.js` (each on a free port,
+ * ready once its /healthz answers) and the store behind them — nothing,
+ * one redis-server, or a 6-node Redis Cluster. Each comes with its pids, for
+ * the /proc readings, and a stop function.
+ */
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { freePort, startRedisServer } from '../../test/support/redis-server.js'
+import { startRedisCluster } from '../../test/support/redis-cluster.js'
+import { childPids } from './procfs.js'
+
+const BIN = fileURLToPath(new URL('../../coordinator/bin/maygh-coordinator.js', import.meta.url))
+const CHILD_HOOKS = new URL('./child-hooks.js', import.meta.url).href
+/** How long a coordinator may take to stop on SIGINT before it is killed. */
+const STOP_TIMEOUT_MS = 5000
+/** How long a coordinator may take to become healthy (a Redis Cluster store takes the longest). */
+const START_TIMEOUT_MS = 20_000
+
+/**
+ * @typedef {object} CoordinatorProcess
+ * @property {string} url its WebSocket URL
+ * @property {string} statsUrl its HTTP `/stats`
+ * @property {number} pid
+ * @property {{ code: number | null, signal: string | null } | null} exit how it ended; null while it runs
+ * @property {() => void} collectGarbage asks for a full garbage collection (SIGUSR2; done a moment later)
+ * @property {() => Promise<void>} stop SIGINT, then SIGKILL after a while
+ */
+
+/**
+ * Start a coordinator process on a free loopback port and wait until its
+ * `/healthz` answers 200. Its stop function goes to `onSpawn` at once, so a
+ * process that never becomes ready is stopped all the same.
+ *
+ * @param {{ redisUrl: string | null, cpuProfDir: string | null, peerRateLimit: number }} options
+ *   `peerRateLimit`: messages/s one client may send; the bench lifts it by
+ *   default, as each of its clients stands for many real peers
+ * @param {(stop: () => Promise<void>) => void} onSpawn
+ * @returns {Promise<CoordinatorProcess>} once it is ready
+ */
+export async function startCoordinatorProcess ({ redisUrl, cpuProfDir, peerRateLimit }, onSpawn) {
+  const port = await freePort()
+  const nodeArgs = ['--expose-gc', '--import', CHILD_HOOKS, ...(cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])]
+  const child = spawn(process.execPath, [...nodeArgs, BIN, '--port', String(port), '--stun-port', '0'], {
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_SECOND: String(peerRateLimit),
+      RATE_LIMIT_BURST: String(Math.min(2 * peerRateLimit, 1_000_000)),
+      // Every bench client comes from 127.0.0.1; the bench's own check on `ulimit -n` bounds the count.
+      MAX_CONNECTIONS_PER_IP: '0',
+      MAX_CONNECTIONS: '10000000',
+      ...(redisUrl === null ? {} : { REDIS_URL: redisUrl })
+    },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  /** @type {CoordinatorProcess['exit']} */
+  let exit = null
+  const exited = once(child, 'exit').then(([code, signal]) => { exit = { code, signal } })
+  const stop = async () => {
+    if (exit !== null) return
+    child.kill('SIGINT') // stop at once; SIGTERM would drain clients over DRAIN_WINDOW_MS first
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
+    await exited
+    clearTimeout(timer)
+  }
+  onSpawn(stop)
+  const httpUrl = `http://127.0.0.1:${port}`
+  if (!await becomesHealthy(`${httpUrl}/healthz`, () => exit !== null)) {
+    throw new Error(`a coordinator did not start (exit ${JSON.stringify(exit)}; its errors are above)`)
+  }
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    statsUrl: `${httpUrl}/stats`,
+    pid: /** @type {number} */ (child.pid),
+    get exit () { return exit },
+    collectGarbage: () => { if (exit === null) child.kill('SIGUSR2') },
+    stop
+  }
+}
+
+/**
+ * @param {string} healthUrl
+ * @param {() => boolean} hasExited
+ * @returns {Promise<boolean>} true once `healthUrl` answers 200, false if the process exits first
+ * @throws {Error} when neither happens within START_TIMEOUT_MS
+ */
+async function becomesHealthy (healthUrl, hasExited) {
+  const deadline = performance.now() + START_TIMEOUT_MS
+  while (performance.now() < deadline) {
+    if (hasExited()) return false
+    try {
+      if ((await fetch(healthUrl)).ok) return true
+    } catch {
+      // not listening yet
+    }
+    await sleep(50)
+  }
+  throw new Error(`a coordinator did not answer ${healthUrl} with 200 within ${START_TIMEOUT_MS / 1000} s`)
+}
+
+/**
+ * @typedef {object} StoreService
+ * @property {string | null} url REDIS_URL for the coordinators; null for the in-process store
+ * @property {number[]} pids the Redis servers' pids
+ * @property {() => Promise<void>} close
+ */
+
+/**
+ * @param {'memory' | 'redis' | 'cluster'} kind
+ * @returns {Promise<StoreService>}
+ */
+export async function startStore (kind) {
+  if (kind === 'memory') return { url: null, pids: [], close: async () => {} }
+  if (kind === 'redis') {
+    const redis = await startRedisServer()
+    const pid = /** @type {number} */ (redis.process.pid)
+    return { url: redis.url, pids: [pid], close: redis.close }
+  }
+  const cluster = await startRedisCluster()
+  // The cluster helper does not hand out pids; its servers are this process's only redis-server children.
+  const pids = childPids(process.pid, 'redis-server')
+  if (pids.length !== cluster.nodes.length) {
+    await cluster.close()
+    throw new Error(`found ${pids.length} redis-server children, expected the cluster's ${cluster.nodes.length}`)
+  }
+  return { url: cluster.url, pids, close: cluster.close }
+}

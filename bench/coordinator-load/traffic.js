@@ -1,0 +1,189 @@
+/**
+ * The bench's transaction — lookup a random asset, relay a signal to the
+ * first holder, swap one held asset for another — and the two ways a worker
+ * drives it: a closed loop (each client starts its next transaction when the
+ * last one ends) and an open loop (transactions start on a fixed schedule,
+ * each on an idle client, and latency counts from the scheduled start, so a
+ * slow coordinator cannot hide its queueing by slowing the generator down).
+ */
+import { sriHash } from '../../client/manifest.js'
+import { LatencySample } from './latency.js'
+import { ReplyError } from './bench-client.js'
+
+/** @typedef {import('./bench-client.js').BenchClient} BenchClient */
+
+/** What a `connect` carries: the shape of a WebRTC offer, opaque to the coordinator. */
+const SIGNAL = Object.freeze({ cid: 'bench', sdp: { type: 'offer', sdp: 'v=0' } })
+
+/**
+ * @param {number} size
+ * @returns {string[]} SRI names of `size` made-up assets, the same in every thread
+ */
+export function assetPool (size) {
+  return Array.from({ length: size }, (_, i) => sriHash(Buffer.from(`asset${i}`)))
+}
+
+/**
+ * @param {string[]} pool
+ * @param {number} count at most pool.length
+ * @returns {string[]} `count` distinct assets picked at random
+ */
+export function randomAssets (pool, count) {
+  const picked = new Set()
+  while (picked.size < count) picked.add(pool[randomIndex(pool.length)])
+  return [...picked]
+}
+
+/** @param {number} n @returns {number} an integer in [0, n) */
+function randomIndex (n) {
+  return Math.floor(Math.random() * n)
+}
+
+/**
+ * @param {BenchClient} client
+ * @param {string[]} pool larger than what the client holds
+ * @returns {string} a random asset the client does not hold
+ */
+function assetNotHeld (client, pool) {
+  for (;;) {
+    const hash = pool[randomIndex(pool.length)]
+    if (!client.heldSet.has(hash)) return hash
+  }
+}
+
+/** Counters of one worker's transactions. */
+export class TrafficStats {
+  constructor () {
+    this.completed = 0
+    /** lookups that found no holder (the connect was skipped) */
+    this.misses = 0
+    this.connects = 0
+    /** open loop: transactions due by the end that never found an idle client */
+    this.behind = 0
+    /** @type {Record<string, number>} failed transactions by error code */
+    this.errors = {}
+    this.latency = new LatencySample()
+  }
+
+  /** @param {unknown} err */
+  countError (err) {
+    const code = err instanceof ReplyError ? err.code : `BENCH_${/** @type {Error} */ (err).name}`
+    this.errors[code] = (this.errors[code] ?? 0) + 1
+  }
+
+  /** @returns {TrafficSummary} */
+  summary () {
+    const { completed, misses, connects, behind, errors } = this
+    return { completed, misses, connects, behind, errors, latency: this.latency.summary() }
+  }
+}
+
+/**
+ * @typedef {object} TrafficSummary
+ * @property {number} completed
+ * @property {number} misses
+ * @property {number} connects
+ * @property {number} behind
+ * @property {Record<string, number>} errors
+ * @property {import('./latency.js').LatencySummary} latency
+ */
+
+/**
+ * One transaction: lookup → connect (with `ref`) to the first holder, if any → update.
+ *
+ * @param {BenchClient} client
+ * @param {string[]} pool
+ * @param {TrafficStats} stats
+ */
+async function transaction (client, pool, stats) {
+  const hash = pool[randomIndex(pool.length)]
+  const { peers } = await client.request({ type: 'lookup', hash }, 'holders')
+  if (peers.length === 0) {
+    stats.misses++
+  } else {
+    await client.request({ type: 'connect', to: peers[0], signal: SIGNAL }, 'relayed')
+    stats.connects++
+  }
+  await client.swap(assetNotHeld(client, pool), randomIndex(client.held.length))
+}
+
+/**
+ * Run one transaction and record its outcome.
+ *
+ * @param {BenchClient} client
+ * @param {string[]} pool
+ * @param {TrafficStats} stats
+ * @param {number} startedAt performance.now() the latency counts from
+ * @returns {Promise<boolean>} false when the client's socket has closed
+ */
+async function timedTransaction (client, pool, stats, startedAt) {
+  try {
+    await transaction(client, pool, stats)
+    stats.completed++
+    stats.latency.add(performance.now() - startedAt)
+    return true
+  } catch (err) {
+    stats.countError(err)
+    return !(err instanceof ReplyError && err.code === 'BENCH_CLOSED')
+  }
+}
+
+/**
+ * Closed loop: every client runs transactions back to back until `until`.
+ *
+ * @param {BenchClient[]} clients
+ * @param {string[]} pool
+ * @param {TrafficStats} stats
+ * @param {number} until performance.now() to stop starting transactions at
+ * @returns {Promise<void>} when every client's last transaction has ended
+ */
+export async function closedLoop (clients, pool, stats, until) {
+  await Promise.all(clients.map(async (client) => {
+    while (performance.now() < until) {
+      if (!await timedTransaction(client, pool, stats, performance.now())) return
+    }
+  }))
+}
+
+/**
+ * Open loop: `rate` transactions per second, the k-th due at start + k/rate,
+ * each started on an idle client as soon as it is due and one is free.
+ *
+ * @param {BenchClient[]} clients
+ * @param {string[]} pool
+ * @param {TrafficStats} stats
+ * @param {{ rate: number, until: number }} pace transactions/s; performance.now() to stop at
+ * @returns {Promise<void>} when every transaction started has ended
+ */
+export function openLoop (clients, pool, stats, { rate, until }) {
+  const interval = 1000 / rate
+  const start = performance.now()
+  const idle = [...clients]
+  let issued = 0
+  let running = 0
+  return new Promise((resolve) => {
+    const due = () => Math.floor((Math.min(performance.now(), until) - start) / interval) + 1
+    const startDue = () => {
+      while (issued < due() && idle.length > 0) {
+        // First in, first out: the load spreads over every client, as over real peers,
+        // instead of falling on the few that finished last.
+        const client = /** @type {BenchClient} */ (idle.shift())
+        const scheduled = start + issued * interval
+        issued++
+        running++
+        timedTransaction(client, pool, stats, scheduled).then((open) => {
+          running--
+          if (open) idle.push(client)
+          startDue()
+        })
+      }
+      if (performance.now() >= until && running === 0) {
+        clearInterval(timer)
+        stats.behind = due() - issued
+        resolve()
+      }
+    }
+    const timer = setInterval(startDue, 1)
+    startDue()
+  })
+}

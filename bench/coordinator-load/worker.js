@@ -1,0 +1,120 @@
+/**
+ * A load-generating worker thread. It owns a share of the clients and runs
+ * the commands the main thread sends (`{id, command, args}` → `{id, result}`
+ * or `{id, error}`), one phase at a time: open and join the load clients, run
+ * the transactions, close them, open idle clients, or flood.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { BenchClient } from './bench-client.js'
+import { assetPool, closedLoop, openLoop, randomAssets, TrafficStats } from './traffic.js'
+import { flood } from './flood.js'
+
+/** Sockets opened at once per worker while joining. */
+const OPEN_CONCURRENCY = 100
+/** How long transactions still in flight after the end may take before they count as errors. */
+const GRACE_MS = 10_000
+
+const pool = assetPool(/** @type {{ assets: number }} */ (workerData).assets)
+/** @type {BenchClient[]} */
+let loadClients = []
+/** @type {BenchClient[]} */
+let idleClients = []
+
+/**
+ * @param {string[]} urls one per client: the coordinator it connects to
+ * @param {number} have assets each client joins with
+ * @returns {Promise<BenchClient[]>} the clients, open and joined
+ */
+async function openClients (urls, have) {
+  /** @type {BenchClient[]} */
+  const clients = new Array(urls.length)
+  let next = 0
+  const lane = async () => {
+    while (next < urls.length) {
+      const i = next++
+      const client = await BenchClient.open(urls[i])
+      clients[i] = client
+      await client.join(randomAssets(pool, have))
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, urls.length) }, lane))
+  return clients
+}
+
+/**
+ * @param {BenchClient[]} clients
+ * @returns {Promise<number>} relayed `connect`s the clients had received
+ */
+async function closeClients (clients) {
+  const signals = clients.reduce((sum, c) => sum + (c?.signalsIn ?? 0), 0)
+  await Promise.all(clients.map((c) => c?.close()))
+  return signals
+}
+
+/**
+ * @param {{ seconds: number, rate: number | null }} args rate: this worker's share, or null for a closed loop
+ * @returns {Promise<import('./traffic.js').TrafficSummary>}
+ */
+async function run ({ seconds, rate }) {
+  const stats = new TrafficStats()
+  for (const client of loadClients) { // count this run's only
+    client.signalsIn = 0
+    client.unmatchedErrors = {}
+  }
+  const until = performance.now() + seconds * 1000
+  const done = rate === null ? closedLoop(loadClients, pool, stats, until) : openLoop(loadClients, pool, stats, { rate, until })
+  const timeout = new AbortController()
+  const finished = await Promise.race([
+    done.then(() => true),
+    sleep(seconds * 1000 + GRACE_MS, false, { signal: timeout.signal }).catch(() => true)
+  ])
+  timeout.abort()
+  if (!finished) countUnanswered(loadClients, stats)
+  for (const client of loadClients) {
+    for (const [code, n] of Object.entries(client.unmatchedErrors)) stats.errors[code] = (stats.errors[code] ?? 0) + n
+  }
+  return stats.summary()
+}
+
+/**
+ * Count the requests still unanswered after the grace period as errors
+ * `BENCH_TIMEOUT_<type>`, so the report says which message went unanswered.
+ *
+ * @param {BenchClient[]} clients
+ * @param {TrafficStats} stats
+ */
+function countUnanswered (clients, stats) {
+  for (const client of clients) {
+    for (const { type } of client.pending.values()) {
+      const code = `BENCH_TIMEOUT_${type}`
+      stats.errors[code] = (stats.errors[code] ?? 0) + 1
+    }
+  }
+}
+
+/** @type {Record<string, (args: any) => Promise<unknown>>} */
+const COMMANDS = {
+  open: async ({ urls, have }) => { loadClients = await openClients(urls, have) },
+  run,
+  closeLoad: async () => {
+    const signals = await closeClients(loadClients)
+    loadClients = []
+    return signals
+  },
+  openIdle: async ({ urls, have }) => { idleClients = await openClients(urls, have) },
+  closeIdle: async () => {
+    await closeClients(idleClients)
+    idleClients = []
+  },
+  flood: ({ url, seconds }) => flood({ url, pool, seconds })
+}
+
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
+port.on('message', async ({ id, command, args }) => {
+  try {
+    port.postMessage({ id, result: await COMMANDS[command](args) })
+  } catch (err) {
+    port.postMessage({ id, error: `${command}: ${/** @type {Error} */ (err).message}` })
+  }
+})
