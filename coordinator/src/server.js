@@ -284,7 +284,7 @@ export class Coordinator extends EventEmitter {
       clock: this.clock,
       warn: this.warn,
       coordinator: this,
-      orphan: (id, assets) => { if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets) }
+      orphan: (id, assets) => this.#orphan(id, assets)
     }
     this.connections.add(session)
     this.counters.connections++
@@ -425,8 +425,17 @@ export class Coordinator extends EventEmitter {
       this.orphans.delete(id)
     } catch (err) {
       this.warn(/** @type {Error} */ (err), `removing peer ${id} failed; retried after the next beat`)
-      if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets)
+      this.#orphan(id, assets)
     }
+  }
+
+  /**
+   * A peer the store may list though no session has it: removed after the next beat that succeeds.
+   * @param {string} id
+   * @param {string[]} assets
+   */
+  #orphan (id, assets) {
+    if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets)
   }
 
   /** Retry the removals the store failed, a batch at a time. */

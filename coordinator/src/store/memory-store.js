@@ -8,8 +8,11 @@ import { EventEmitter } from 'node:events'
 import { sampleNext, sampleStart } from '../policy/peer-selection.js'
 import { shardOfPeer } from '../../../protocol/index.js'
 
+import { isLiveIn, liveIn } from './store.js'
+
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').ShardInfo} ShardInfo */
+/** @typedef {import('./store.js').ShardTable} ShardTable */
 
 /**
  * Holders of one asset: an array for O(1) random sampling, the time each entry
@@ -63,7 +66,7 @@ export class MemoryStore {
     this.peers = new Map()
     /** @type {Map<string, HolderSet>} */
     this.holders = new Map()
-    /** @type {Map<string, { info: ShardInfo, expiresAt: number }>} the shard registry */
+    /** @type {ShardTable} the shard registry */
     this.shards = new Map()
     this.bus = new EventEmitter()
     this.bus.setMaxListeners(0)
@@ -98,8 +101,7 @@ export class MemoryStore {
 
   /** @type {Store['isLive']} */
   isLive (shard) {
-    const entry = this.shards.get(shard)
-    return entry !== undefined && entry.expiresAt > this.now()
+    return isLiveIn(this.shards, shard, this.now())
   }
 
   /** @type {Store['refresh']} */
@@ -109,11 +111,7 @@ export class MemoryStore {
 
   /** @type {Store['liveShards']} */
   liveShards () {
-    const now = this.now()
-    /** @type {Map<string, ShardInfo>} */
-    const live = new Map()
-    for (const [shard, { info, expiresAt }] of this.shards) if (expiresAt > now) live.set(shard, info)
-    return live
+    return liveIn(this.shards, this.now())
   }
 
   /** @type {Store['addPeer']} */

@@ -27,8 +27,11 @@ import { Cluster, Redis } from 'ioredis'
 import calculateSlot from 'cluster-key-slot'
 import { backoffDelay, shardOfPeer } from '../../../protocol/index.js'
 
+import { isLiveIn, liveIn } from './store.js'
+
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').ShardInfo} ShardInfo */
+/** @typedef {import('./store.js').ShardTable} ShardTable */
 
 const PREFIX = 'mgh:'
 const holdersKey = (/** @type {string} */ hash) => `${PREFIX}h:{${hash}}`
@@ -164,7 +167,7 @@ export class RedisStore {
     this.subscribing = null
     /** @type {Map<string, Set<(message: unknown) => void>>} */
     this.handlers = new Map()
-    /** @type {Map<string, { info: ShardInfo, expiresAt: number }>} the registry as of the last beat, expiry on this host's clock */
+    /** @type {ShardTable} the registry as of the last beat, expiry on this host's clock */
     this.shards = new Map()
     /** @type {Promise<void> | null} a registry read in flight */
     this.refreshing = null
@@ -255,17 +258,12 @@ export class RedisStore {
 
   /** @type {Store['isLive']} */
   isLive (shard) {
-    const entry = this.shards.get(shard)
-    return entry !== undefined && entry.expiresAt > Date.now()
+    return isLiveIn(this.shards, shard, Date.now())
   }
 
   /** @type {Store['liveShards']} */
   liveShards () {
-    const now = Date.now()
-    /** @type {Map<string, ShardInfo>} */
-    const live = new Map()
-    for (const [shard, { info, expiresAt }] of this.shards) if (expiresAt > now) live.set(shard, info)
-    return live
+    return liveIn(this.shards, Date.now())
   }
 
   /** @type {Store['addPeer']} */

@@ -74,4 +74,31 @@
  * @property {() => Promise<void>} close
  */
 
-export {}
+/**
+ * The registry as a store keeps it between beats: shard → what it said and
+ * when its entry expires (on the store's clock).
+ * @typedef {Map<string, { info: ShardInfo, expiresAt: number }>} ShardTable
+ */
+
+/**
+ * @param {ShardTable} shards
+ * @param {string} shard
+ * @param {number} now
+ * @returns {boolean} whether `shard`'s entry has not expired by `now`
+ */
+export function isLiveIn (shards, shard, now) {
+  const entry = shards.get(shard)
+  return entry !== undefined && entry.expiresAt > now
+}
+
+/**
+ * @param {ShardTable} shards
+ * @param {number} now
+ * @returns {Map<string, ShardInfo>} the shards live at `now`, with what each said
+ */
+export function liveIn (shards, now) {
+  /** @type {Map<string, ShardInfo>} */
+  const live = new Map()
+  for (const [shard, { info, expiresAt }] of shards) if (expiresAt > now) live.set(shard, info)
+  return live
+}
