@@ -123,7 +123,10 @@ export class Loader {
   }
 
   /**
-   * Peers the coordinator names as holders (none when not joined or on timeout).
+   * Peers the coordinator names as holders; none (so the origin) when not
+   * joined, on timeout or on any error, such as MGH_ERR_RATE_LIMITED. A lookup
+   * is safe to repeat: one cut off by a lost coordinator is asked again of the
+   * next one joined, within the same timeout.
    * @param {string} hash
    * @returns {Promise<string[]>}
    */
@@ -132,7 +135,7 @@ export class Loader {
     if (!signaling || !pool) return []
     await this.o.ready
     try {
-      const reply = await signaling.request({ type: 'lookup', hash, connected: pool.connected().slice(0, 64) }, this.o.config.lookupTimeoutMs)
+      const reply = await signaling.request({ type: 'lookup', hash, connected: pool.connected().slice(0, 64) }, this.o.config.lookupTimeoutMs, { retry: true })
       return (Array.isArray(reply.peers) ? reply.peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
     } catch {
       return []

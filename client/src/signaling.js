@@ -10,6 +10,10 @@
  * another one with capped exponential backoff and jitter; a coordinator that
  * sends us away (`move`, MGH_ERR_DRAINING) is left at once for an alternate
  * and skipped for BAR_MS, unless nothing else is known.
+ *
+ * A request made with `retry` (a lookup: safe to repeat) that is in flight
+ * when the socket closes is not failed but sent once more after the next
+ * `welcome`, wherever that comes from, still within its first deadline.
  */
 import { Emitter } from './emitter.js'
 import { CLIENT_ERRORS, LIMITS, MayghError, PROTOCOL_VERSION, backoffDelay } from '../../protocol/index.js'
@@ -27,8 +31,15 @@ const MAX_URLS = 64
 
 /**
  * A request waiting for its reply; replies are the coordinator's JSON, checked where they are used.
- * @typedef {{ resolve: (reply: any) => void, reject: (err: Error) => void, timer: ReturnType<typeof setTimeout> | undefined }} Waiter
+ * `ref` is the one it was last sent with; `retry` whether a lost socket may still send it again.
+ * @typedef {{ msg: Record<string, unknown>, ref: number, retry: boolean, resolve: (reply: any) => void, reject: (err: Error) => void, timer: ReturnType<typeof setTimeout> | undefined }} Waiter
  */
+
+/**
+ * A coordinator `error` message as a coded Error.
+ * @param {{ code: string, message: string }} msg
+ */
+const coded = (msg) => Object.assign(new Error(msg.message), { code: msg.code })
 
 export class Signaling extends Emitter {
   /**
@@ -58,6 +69,8 @@ export class Signaling extends Emitter {
     this.ref = 0
     /** @type {Map<number, Waiter>} replies awaited, by ref */
     this.waiting = new Map()
+    /** @type {Set<Waiter>} retryable requests whose socket closed: sent again after the next `welcome` */
+    this.parked = new Set()
     this.attempt = 0
     this.stopped = false
     this.timer = undefined
@@ -123,14 +136,23 @@ export class Signaling extends Emitter {
 
   /**
    * The socket is gone, or we leave it: what waits on it fails at once (loads
-   * go on to the origin), then reconnect.
+   * go on to the origin), except retryable requests not yet retried, which
+   * wait for the next `welcome` (their timers still run); then reconnect.
    * @param {boolean} [away] the coordinator sent us away: skip it for BAR_MS, go to another now
    */
   drop (away = false) {
     const ws = this.ws
     this.ws = null
     this.joined = false
-    for (const [ref, w] of this.waiting) this.settle(ref, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE, 'coordinator connection lost'), w)
+    for (const w of this.waiting.values()) {
+      if (w.retry && !this.stopped) {
+        w.retry = false
+        this.waiting.delete(w.ref)
+        this.parked.add(w)
+      } else {
+        this.settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE, 'coordinator connection lost'))
+      }
+    }
     this.emit('down', null)
     if (away) this.barred.set(this.url, Date.now() + BAR_MS)
     ws?.close()
@@ -154,12 +176,17 @@ export class Signaling extends Emitter {
   /** @param {string[]} have */
   async join (have) {
     try {
-      const welcome = await this.request({ type: 'join', have }, 10000, true)
+      const welcome = await this.request({ type: 'join', have }, 10000, { beforeJoin: true })
       this.id = welcome.id
       this.iceServers = Array.isArray(welcome.iceServers) ? welcome.iceServers : []
       this.limits = { ...this.limits, ...welcome.limits }
       this.joined = true
       this.attempt = 0
+      // Requests cut off by the last socket go out again (their deadlines unchanged).
+      for (const w of this.parked) {
+        this.parked.delete(w)
+        this.dispatch(w)
+      }
       this.emit('welcome', { id: this.id, have, url: this.url })
     } catch (err) {
       // Too many assets for this coordinator: offer the most recently used half.
@@ -181,21 +208,24 @@ export class Signaling extends Emitter {
     if (msg?.type === 'move') return this.drop(true)
     const w = this.waiting.get(msg?.ref)
     if (w) {
-      if (msg.type === 'error') this.settle(msg.ref, null, Object.assign(new Error(msg.message), { code: msg.code }), w)
-      else this.settle(msg.ref, msg, null, w)
+      this.settle(w, msg.type === 'error' ? null : msg, msg.type === 'error' ? coded(msg) : null)
     } else if (msg?.type === 'error') {
+      // Over the rate limit the coordinator drops frames unread and says so
+      // once, without a ref: any request still waiting may be one it dropped.
+      // Fail them now (a lookup goes on to the origin) rather than at their timeouts.
+      if (msg.code === 'MGH_ERR_RATE_LIMITED') for (const v of this.waiting.values()) this.settle(v, null, coded(msg))
       this.emit('warning', msg)
     }
   }
 
   /**
-   * @param {number} ref
+   * @param {Waiter} w
    * @param {any} reply
    * @param {Error | null} err
-   * @param {Waiter} w
    */
-  settle (ref, reply, err, w) {
-    this.waiting.delete(ref)
+  settle (w, reply, err) {
+    this.waiting.delete(w.ref)
+    this.parked.delete(w)
     clearTimeout(w.timer)
     if (err) w.reject(err)
     else w.resolve(reply)
@@ -203,21 +233,36 @@ export class Signaling extends Emitter {
 
   /**
    * Send a message carrying a fresh `ref`; resolves with the reply, rejects
-   * with the `error` reply, on timeout, or when not joined.
+   * with the `error` reply, on timeout, or when not joined. Settles by
+   * `timeoutMs` whatever happens to the connection.
    * @param {Record<string, unknown>} msg
    * @param {number} timeoutMs
-   * @param {boolean} [beforeJoin] allowed before `welcome` (only `join` is)
+   * @param {{ beforeJoin?: boolean, retry?: boolean }} [options]
+   *   `beforeJoin`: allowed before `welcome` (only `join` is);
+   *   `retry`: safe to repeat (a lookup), so if the socket closes before the
+   *   reply it is sent once more after the next `welcome`, within `timeoutMs`
    * @returns {Promise<any>}
    */
-  request (msg, timeoutMs, beforeJoin = false) {
+  request (msg, timeoutMs, { beforeJoin = false, retry = false } = {}) {
     return new Promise((resolve, reject) => {
-      const ref = ++this.ref
-      if (!this.send({ ...msg, ref }, beforeJoin)) return reject(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
       /** @type {Waiter} */
-      const w = { resolve, reject, timer: undefined }
-      w.timer = setTimeout(() => this.settle(ref, null, new MayghError(CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT, String(msg.type)), w), timeoutMs)
-      this.waiting.set(ref, w)
+      const w = { msg, ref: 0, retry, resolve, reject, timer: undefined }
+      if (!this.dispatch(w, beforeJoin)) return reject(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
+      w.timer = setTimeout(() => this.settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT, String(msg.type))), timeoutMs)
     })
+  }
+
+  /**
+   * Send a waiter's message with a fresh `ref` and await its reply.
+   * @param {Waiter} w
+   * @param {boolean} [beforeJoin]
+   * @returns {boolean} whether it was sent
+   */
+  dispatch (w, beforeJoin) {
+    w.ref = ++this.ref
+    if (!this.send({ ...w.msg, ref: w.ref }, beforeJoin)) return false
+    this.waiting.set(w.ref, w)
+    return true
   }
 
   /**
@@ -234,6 +279,7 @@ export class Signaling extends Emitter {
   stop () {
     this.stopped = true
     clearTimeout(this.timer)
+    for (const w of this.parked) this.settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
     this.ws?.close()
   }
 }

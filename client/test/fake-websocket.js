@@ -2,11 +2,15 @@
  * A stand-in for the browser's WebSocket, for Node tests of the coordinator
  * connection without a coordinator: every instance is recorded, and the test
  * plays the coordinator — opens the socket, sends it messages, and ends it
- * with a close code and reason (1006 for one that died).
+ * with a close code and reason (1006 for one that died). A test that does not
+ * drive the client's timers itself awaits `FakeWebSocket.next()` (the next
+ * socket made) and `ws.nextSent()` (the next message sent on one).
  */
 export class FakeWebSocket {
   /** @type {FakeWebSocket[]} every socket made, oldest first */
   static made = []
+  /** @type {((ws: FakeWebSocket) => void)[]} */
+  static awaiting = []
 
   /** @param {string} url */
   constructor (url) {
@@ -21,7 +25,20 @@ export class FakeWebSocket {
     this.onmessage = null
     /** @type {((e: { code: number, reason: string }) => void) | null} */
     this.onclose = null
+    /** @type {((msg: any) => void)[]} */
+    this.awaitingSent = []
     FakeWebSocket.made.push(this)
+    for (const resolve of FakeWebSocket.awaiting.splice(0)) resolve(this)
+  }
+
+  /** @returns {Promise<FakeWebSocket>} the next socket made */
+  static next () {
+    return new Promise((resolve) => FakeWebSocket.awaiting.push(resolve))
+  }
+
+  /** @returns {Promise<any>} the next message the client sends on this socket, parsed */
+  nextSent () {
+    return new Promise((resolve) => this.awaitingSent.push(resolve))
   }
 
   /** The newest socket. */
@@ -32,7 +49,9 @@ export class FakeWebSocket {
   /** @param {string} data */
   send (data) {
     if (this.readyState !== 1) throw new Error('InvalidStateError: not open')
-    this.sent.push(JSON.parse(data))
+    const msg = JSON.parse(data)
+    this.sent.push(msg)
+    for (const resolve of this.awaitingSent.splice(0)) resolve(msg)
   }
 
   /** The coordinator accepts the connection. */

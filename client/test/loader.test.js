@@ -1,7 +1,9 @@
 /**
  * The load path's decisions, in Node with stand-ins for IndexedDB, the
  * coordinator and the peers, and a real HTTP origin: which source wins, what
- * gets stored, and that bad bytes are never returned from a peer.
+ * gets stored, and that bad bytes are never returned from a peer. Last, the
+ * lookup through the real coordinator connection over a fake WebSocket: across
+ * a coordinator's death, and under its rate limit.
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -11,6 +13,8 @@ import { sriHash } from '../manifest.js'
 import { Names } from '../src/names.js'
 import { Stats } from '../src/stats.js'
 import { Loader } from '../src/loader.js'
+import { Signaling } from '../src/signaling.js'
+import { FakeWebSocket } from './fake-websocket.js'
 
 const good = randomBytes(30_000)
 const other = randomBytes(20_000)
@@ -53,8 +57,9 @@ after(() => {
 
 /**
  * A loader over stand-ins. `peers` maps a peer id to what it sends for any
- * request: bytes, or an Error to fail with.
- * @param {{ peers?: Record<string, Uint8Array | Error>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array> }} [o]
+ * request: bytes, or an Error to fail with. `signaling` replaces the stand-in
+ * coordinator connection (then `holders` is unused).
+ * @param {{ peers?: Record<string, Uint8Array | Error>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number }} [o]
  */
 function setup (o = {}) {
   hits = {}
@@ -65,7 +70,7 @@ function setup (o = {}) {
     put: async (/** @type {string} */ h, /** @type {Uint8Array} */ bytes, /** @type {string} */ type) => { stored.set(h, { bytes, type }); return true }
   }
   const asked = []
-  const signaling = {
+  const signaling = o.signaling ?? {
     id: 'me',
     request: async () => {
       if (o.holders === 'timeout') throw Object.assign(new Error('timeout'), { code: 'MGH_ERR_REQUEST_TIMEOUT' })
@@ -94,7 +99,7 @@ function setup (o = {}) {
     pool: /** @type {any} */ (pool),
     ready: Promise.resolve(true),
     cacheReady: Promise.resolve(),
-    config: { lookupTimeoutMs: 100, quotaMb: 50 }
+    config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, quotaMb: 50 }
   })
   return { loader, cache, stats, events, asked }
 }
@@ -172,4 +177,71 @@ test('concurrent loads of the same content fetch it once; an origin 404 rejects 
   assert.equal(s.stats.counts.failed, 1)
   await s.loader.settled()
   assert.equal(s.loader.active.size, 0)
+})
+
+/**
+ * A real coordinator connection over FakeWebSocket, joined to coordinator A
+ * (of A and B); reconnects after ~1 ms, awaited as events, not waited out.
+ * @param {import('node:test').TestContext} t
+ */
+async function joined (t) {
+  const real = globalThis.WebSocket
+  globalThis.WebSocket = /** @type {any} */ (FakeWebSocket)
+  FakeWebSocket.made = []
+  const signaling = new Signaling({ urls: ['ws://a.example', 'ws://b.example'], backoffBaseMs: 1, backoffMaxMs: 1, getHave: () => [], random: () => 0 })
+  t.after(() => {
+    signaling.stop()
+    globalThis.WebSocket = real
+  })
+  signaling.start()
+  await welcome(signaling, FakeWebSocket.last)
+  return signaling
+}
+
+/**
+ * Play a coordinator that accepts `ws` and welcomes the client.
+ * @param {Signaling} signaling
+ * @param {FakeWebSocket} ws
+ */
+function welcome (signaling, ws) {
+  const welcomed = new Promise((resolve) => signaling.on('welcome', resolve))
+  ws.open()
+  ws.receive({ type: 'welcome', ref: ws.sent[0].ref, id: 'x~AAAAAAAAAAAAAAAAAAAAAA', iceServers: [], holding: 0, limits: {} })
+  return welcomed
+}
+
+// A minute to answer: these loads can only finish in time if nothing waits out the lookup's timeout.
+const PATIENT = 60000
+
+test('a lookup cut off by its coordinator\'s death is asked again of the next one joined; its holder serves the bytes', { timeout: 10000 }, async (t) => {
+  const signaling = await joined(t)
+  const s = setup({ peers: { 'x~PPPPPPPPPPPPPPPPPPPPPP': good }, signaling, lookupTimeoutMs: PATIENT })
+  const a = FakeWebSocket.last
+  const load = s.loader.load('/good.png')
+  const lookup = await a.nextSent()
+  assert.equal(lookup.type, 'lookup')
+  const next = FakeWebSocket.next()
+  a.end(1006)
+  const b = await next
+  assert.equal(b.url, 'ws://b.example')
+  await welcome(signaling, b)
+  const again = b.sent[1]
+  assert.deepEqual([again.type, again.hash], ['lookup', lookup.hash])
+  b.receive({ type: 'holders', hash: again.hash, peers: ['x~PPPPPPPPPPPPPPPPPPPPPP'], ref: again.ref })
+  assert.deepEqual(await bytesOf(await load), good)
+  assert.deepEqual(s.asked, ['x~PPPPPPPPPPPPPPPPPPPPPP'])
+  assert.equal(hits['/good.png'], undefined, 'the origin is not asked')
+})
+
+test('a lookup the coordinator may have dropped over its rate limit goes to the origin at once', { timeout: 10000 }, async (t) => {
+  const signaling = await joined(t)
+  const s = setup({ peers: { 'x~PPPPPPPPPPPPPPPPPPPPPP': good }, signaling, lookupTimeoutMs: PATIENT })
+  const a = FakeWebSocket.last
+  const load = s.loader.load('/good.png')
+  assert.equal((await a.nextSent()).type, 'lookup')
+  a.receive({ type: 'error', code: 'MGH_ERR_RATE_LIMITED', message: 'too many messages' })
+  assert.deepEqual(await bytesOf(await load), good)
+  assert.equal(hits['/good.png'], 1)
+  assert.deepEqual(s.asked, [])
+  assert.equal(signaling.waiting.size, 0)
 })

@@ -2,9 +2,11 @@
  * The coordinator connection. First against real coordinators (port 0), with
  * `ws` standing in for the browser's WebSocket: join with holdings,
  * request/reply by ref, re-join after a restart, fail over to another
- * coordinator. Then the choice of coordinator — failover, `alternates`,
- * `move`, MGH_ERR_DRAINING — against a fake WebSocket on node:test's mock
- * timers (and clock), so every backoff is stepped through, not waited out.
+ * coordinator, the rate limit. Then the choice of coordinator — failover,
+ * `alternates`, `move`, MGH_ERR_DRAINING — and what becomes of requests in
+ * flight (a lookup sent again after the next welcome, requests failed by a
+ * ref-less MGH_ERR_RATE_LIMITED) against a fake WebSocket on node:test's mock
+ * timers (and clock), so every backoff and deadline is stepped through, not waited out.
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -98,6 +100,30 @@ test('when its coordinator stops, it joins the other listed one and announces it
     await stopped(probe)
   } finally {
     await Promise.all([stopped(a), two.close()])
+  }
+})
+
+test('over the rate limit every request waiting settles at once: answered, or MGH_ERR_RATE_LIMITED, never a timeout', { timeout: 10000 }, async () => {
+  // The bucket's clock stands still: the join and 4 lookups pass, the 5th is
+  // answered MGH_ERR_RATE_LIMITED (no ref), the other 5 are dropped unread.
+  const coordinator = await startCoordinator({ port: 0, stunPort: 0, rateLimitPerSecond: 10, rateLimitBurst: 5, rateLimitCloseAfter: 100 }, { now: () => 0 })
+  const a = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
+  try {
+    a.start()
+    await welcomed(a)
+    /** @type {any[]} */
+    const warnings = []
+    a.on('warning', (/** @type {any} */ m) => warnings.push(m))
+    // A timeout far beyond the test's own: only the rate-limit error can settle the dropped ones in time.
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () =>
+      a.request({ type: 'lookup', hash: h(1) }, 60000, { retry: true }).then((m) => m.type, (err) => err.code)))
+    const limited = outcomes.filter((o) => o === 'MGH_ERR_RATE_LIMITED').length
+    // The 4 read may be answered before the error, or after it (their replies are async): then they fail with the rest.
+    assert.ok(limited >= 6 && outcomes.every((o) => o === 'holders' || o === 'MGH_ERR_RATE_LIMITED'), String(outcomes))
+    assert.deepEqual(warnings.map((m) => m.code), ['MGH_ERR_RATE_LIMITED'], 'still reported')
+    assert.equal(a.waiting.size, 0)
+  } finally {
+    await Promise.all([stopped(a), coordinator.close()])
   }
 })
 
@@ -358,4 +384,132 @@ test('requests fail with MGH_ERR_OFFLINE at once when the connection drops, and 
   for (const p of pending) await assert.rejects(p, { code: 'MGH_ERR_OFFLINE' })
   await assert.rejects(s.request({ type: 'lookup', hash: h(1) }, 60000), { code: 'MGH_ERR_OFFLINE' })
   assert.equal(s.waiting.size, 0)
+})
+
+// ---- requests across a lost connection and the rate limit, on a fake WebSocket and mock timers ----
+
+/** @param {Promise<unknown>} p @returns {{ outcome: unknown }} what `p` settled with (a code when rejected), once it has */
+const watch = (p) => {
+  const w = { outcome: /** @type {unknown} */ (undefined) }
+  p.then((v) => { w.outcome = v }, (err) => { w.outcome = err.code })
+  return w
+}
+
+test('a lookup in flight when the coordinator dies is sent again, once, with a new ref, after the welcome of the next one', async (t) => {
+  const s = setup(t, [A, B], { random: () => 0 })
+  s.start()
+  await accept(s)
+  const a = FakeWebSocket.last
+  const lookup = watch(s.request({ type: 'lookup', hash: h(1) }, 2000, { retry: true }))
+  const update = s.request({ type: 'update', add: [h(2)] }, 2000)
+  const offer = s.request({ type: 'connect', to: 'x~BBBBBBBBBBBBBBBBBBBBBB', signal: { cid: 'c', sdp: { type: 'offer', sdp: '' } } }, 2000)
+  const first = a.sent[1]
+  a.end(1006)
+  // Not safe to repeat (or repeated by the re-join): they fail as before.
+  await assert.rejects(update, { code: 'MGH_ERR_OFFLINE' })
+  await assert.rejects(offer, { code: 'MGH_ERR_OFFLINE' })
+  await settle()
+  assert.equal(lookup.outcome, undefined, 'the lookup waits')
+  assert.equal(s.waiting.size, 0)
+  assert.equal(s.parked.size, 1)
+
+  t.mock.timers.tick(250)
+  assert.equal(FakeWebSocket.last.url, B)
+  await accept(s)
+  const b = FakeWebSocket.last
+  assert.equal(b.sent.length, 2, 'the join, then the lookup and nothing else')
+  const again = b.sent[1]
+  assert.deepEqual({ ...again, ref: 0 }, { ...first, ref: 0 })
+  assert.notEqual(again.ref, first.ref)
+  b.receive({ type: 'holders', hash: h(1), peers: ['x~CCCCCCCCCCCCCCCCCCCCCC'], ref: again.ref })
+  await settle()
+  assert.deepEqual(/** @type {any} */ (lookup.outcome).peers, ['x~CCCCCCCCCCCCCCCCCCCCCC'])
+  assert.equal(s.waiting.size + s.parked.size, 0)
+
+  // Once: cut off again after its retry, it fails at once.
+  const twice = s.request({ type: 'lookup', hash: h(3) }, 2000, { retry: true })
+  b.end(1006)
+  t.mock.timers.tick(250)
+  await accept(s)
+  const sent = FakeWebSocket.last.sent
+  FakeWebSocket.last.end(1006)
+  await assert.rejects(twice, { code: 'MGH_ERR_OFFLINE' })
+  assert.deepEqual(sent.map((m) => m.type), ['join', 'lookup'])
+  // Asked while offline: fails at once, as ever.
+  await assert.rejects(s.request({ type: 'lookup', hash: h(1) }, 2000, { retry: true }), { code: 'MGH_ERR_OFFLINE' })
+  assert.equal(s.waiting.size + s.parked.size, 0)
+})
+
+test('a cut-off lookup still fails with MGH_ERR_REQUEST_TIMEOUT at its first deadline: with no welcome, or no reply after the retry', async (t) => {
+  const s = setup(t, [A], { random: () => 0 })
+  s.start()
+  await accept(s)
+  const never = watch(s.request({ type: 'lookup', hash: h(1) }, 2000, { retry: true }))
+  FakeWebSocket.last.end(1006)
+  t.mock.timers.tick(250) // the reconnect is refused, and the next one too
+  FakeWebSocket.last.end(1006)
+  t.mock.timers.tick(1749)
+  await settle()
+  assert.equal(never.outcome, undefined)
+  t.mock.timers.tick(1)
+  await settle()
+  assert.equal(never.outcome, 'MGH_ERR_REQUEST_TIMEOUT')
+  assert.equal(s.parked.size, 0)
+
+  // Re-joined 1.5 s into its 2 s: sent again, and given only the 0.5 s left.
+  await accept(s)
+  const late = watch(s.request({ type: 'lookup', hash: h(2) }, 2000, { retry: true }))
+  FakeWebSocket.last.end(1006)
+  t.mock.timers.tick(1500)
+  await accept(s)
+  assert.equal(FakeWebSocket.last.sent[1]?.type, 'lookup')
+  t.mock.timers.tick(499)
+  await settle()
+  assert.equal(late.outcome, undefined)
+  t.mock.timers.tick(1)
+  await settle()
+  assert.equal(late.outcome, 'MGH_ERR_REQUEST_TIMEOUT')
+  assert.equal(s.waiting.size, 0)
+})
+
+test('stop() fails a lookup waiting for the next welcome at once', async (t) => {
+  const s = setup(t, [A])
+  s.start()
+  await accept(s)
+  const lookup = s.request({ type: 'lookup', hash: h(1) }, 60000, { retry: true })
+  FakeWebSocket.last.end(1006)
+  assert.equal(s.parked.size, 1)
+  s.stop()
+  await assert.rejects(lookup, { code: 'MGH_ERR_OFFLINE' })
+  assert.equal(s.parked.size, 0)
+})
+
+test('MGH_ERR_RATE_LIMITED without a ref fails every request sent before it at once, and is still a warning', async (t) => {
+  const s = setup(t, [A])
+  s.start()
+  await accept(s)
+  /** @type {any[]} */
+  const warnings = []
+  s.on('warning', (/** @type {any} */ m) => warnings.push(m))
+  const ws = FakeWebSocket.last
+  const pending = [
+    s.request({ type: 'lookup', hash: h(1) }, 60000, { retry: true }),
+    s.request({ type: 'update', add: [h(2)] }, 60000),
+    s.request({ type: 'connect', to: 'x~BBBBBBBBBBBBBBBBBBBBBB', signal: {} }, 60000)
+  ]
+  // Another ref-less error fails nothing.
+  ws.receive({ type: 'error', code: 'MGH_ERR_BAD_JSON', message: ERRORS.MGH_ERR_BAD_JSON.message })
+  assert.equal(s.waiting.size, 3)
+  const limited = { type: 'error', code: 'MGH_ERR_RATE_LIMITED', message: ERRORS.MGH_ERR_RATE_LIMITED.message }
+  ws.receive(limited)
+  for (const p of pending) await assert.rejects(p, { code: 'MGH_ERR_RATE_LIMITED', message: limited.message })
+  assert.equal(s.waiting.size, 0)
+  assert.deepEqual(warnings.map((m) => m.code), ['MGH_ERR_BAD_JSON', 'MGH_ERR_RATE_LIMITED'])
+  assert.equal(s.joined, true, 'the connection carries on')
+
+  // A request sent after it is not touched by it; a late reply to a failed one is ignored.
+  const after = s.request({ type: 'lookup', hash: h(3) }, 60000)
+  ws.receive({ type: 'holders', hash: h(1), peers: [], ref: ws.sent[1].ref })
+  ws.receive({ type: 'holders', hash: h(3), peers: [], ref: ws.sent[4].ref })
+  assert.deepEqual((await after).hash, h(3))
 })
