@@ -17,6 +17,10 @@
  * is not one saturated event loop.
  *
  *   npm run bench:coordinator -- --processes N --seconds S --store memory|redis|cluster
+ *
+ * With --server bare, a bare `ws` server answering the same frames
+ * (coordinator-load/bare-server.js) stands in for the coordinator: the floor
+ * its figures compare with.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseOptions, UsageError, USAGE } from './coordinator-load/options.js'
@@ -222,7 +226,7 @@ async function startCoordinators (options, store, cleanup) {
   /** @type {CoordinatorProcess[]} */
   const coordinators = []
   for (let i = 0; i < options.processes; i++) {
-    const settings = { redisUrl: store.url, cpuProfDir: options.cpuProf, peerRateLimit: options.peerRateLimit }
+    const settings = { server: options.server, redisUrl: store.url, cpuProfDir: options.cpuProf, peerRateLimit: options.peerRateLimit }
     coordinators.push(await startCoordinatorProcess(settings, (stop) => cleanup.add(stop)))
   }
   return coordinators

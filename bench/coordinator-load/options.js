@@ -13,6 +13,10 @@ Starts coordinator processes (and Redis for the Redis stores) on loopback, joins
 clients, runs lookup → connect → update transactions for a fixed time, then
 measures the coordinators' memory per idle client. Prints one JSON line.
 
+  --server S      coordinator | bare (default coordinator). bare runs a bare \`ws\` server
+                  instead (coordinator-load/bare-server.js) that answers the same traffic
+                  with the same frames and does nothing else: the cost floor the
+                  coordinator's figures compare with. Needs --store memory, --processes 1
   --processes N   coordinator processes (default 1; more than 1 needs a Redis store)
   --store S       memory | redis | cluster (default memory; cluster = 6-node Redis Cluster)
   --seconds S     length of the measured transaction phase (default 10)
@@ -35,6 +39,7 @@ measures the coordinators' memory per idle client. Prints one JSON line.
 `
 
 const defaults = {
+  server: /** @type {'coordinator' | 'bare'} */ ('coordinator'),
   processes: 1,
   store: /** @type {'memory' | 'redis' | 'cluster'} */ ('memory'),
   seconds: 10,
@@ -55,6 +60,7 @@ const DEFAULTS = Object.freeze(defaults)
 /** @typedef {typeof DEFAULTS} Options */
 
 const STORES = ['memory', 'redis', 'cluster']
+const SERVERS = ['coordinator', 'bare']
 
 export class UsageError extends Error {}
 
@@ -70,6 +76,7 @@ export function parseOptions (argv) {
       args: argv,
       strict: true,
       options: {
+        server: { type: 'string' },
         processes: { type: 'string' },
         store: { type: 'string' },
         seconds: { type: 'string' },
@@ -92,7 +99,10 @@ export function parseOptions (argv) {
   if (values.help) return null
   const store = values.store ?? DEFAULTS.store
   if (!STORES.includes(store)) throw new UsageError(`--store must be one of ${STORES.join(', ')}, got "${store}"`)
+  const server = values.server ?? DEFAULTS.server
+  if (!SERVERS.includes(server)) throw new UsageError(`--server must be one of ${SERVERS.join(', ')}, got "${server}"`)
   const options = {
+    server: /** @type {Options['server']} */ (server),
     processes: integer(values.processes, 'processes', DEFAULTS.processes, 1, 64),
     store: /** @type {Options['store']} */ (store),
     seconds: number(values.seconds, 'seconds', DEFAULTS.seconds, 0.1, 3600),
@@ -108,6 +118,9 @@ export function parseOptions (argv) {
     cpuProf: values['cpu-prof'] ?? DEFAULTS.cpuProf
   }
   if (options.have >= options.assets) throw new UsageError(`--have (${options.have}) must be less than --assets (${options.assets}), so a client always has an asset to add`)
+  if (options.server === 'bare' && (options.store !== 'memory' || options.processes !== 1)) {
+    throw new UsageError(`--server bare is one process with no store: use --store memory and --processes 1, got --store ${options.store} and --processes ${options.processes}`)
+  }
   if (options.store === 'memory' && options.processes > 1) {
     throw new UsageError('--store memory keeps its maps inside one coordinator process, so processes cannot share them: use --processes 1, or --store redis or cluster')
   }

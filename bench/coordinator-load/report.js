@@ -66,6 +66,7 @@ export function report (options, traffic, idle) {
   const [p50, p99] = mergedQuantiles(summaries.map((s) => s.latency), [0.5, 0.99])
   const serverCpuS = sum(serverCpuEach)
   return {
+    server: options.server,
     processes: options.processes,
     store: options.store,
     clients: options.clients,

@@ -1,9 +1,10 @@
 /**
  * The processes under test, started as children of the bench: coordinator
- * processes of `coordinator/bin/maygh-coordinator.js` (each on a free port,
- * ready once its /healthz answers) and the store behind them — nothing,
- * one redis-server, or a 6-node Redis Cluster. Each comes with its pids, for
- * the /proc readings, and a stop function.
+ * processes of `coordinator/bin/maygh-coordinator.js` (or, with `--server
+ * bare`, of `bare-server.js`), each on a free port and ready once its /healthz
+ * answers, and the store behind them — nothing, one redis-server, or a 6-node
+ * Redis Cluster. Each comes with its pids, for the /proc readings, and a stop
+ * function.
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -14,6 +15,8 @@ import { startRedisCluster } from '../../test/support/redis-cluster.js'
 import { childPids } from './procfs.js'
 
 const BIN = fileURLToPath(new URL('../../coordinator/bin/maygh-coordinator.js', import.meta.url))
+/** `--server bare`: the same frames over a bare `ws` server, started with the same command line. */
+const BARE = fileURLToPath(new URL('./bare-server.js', import.meta.url))
 const CHILD_HOOKS = new URL('./child-hooks.js', import.meta.url).href
 /** How long a coordinator may take to stop on SIGINT before it is killed. */
 const STOP_TIMEOUT_MS = 5000
@@ -35,16 +38,18 @@ const START_TIMEOUT_MS = 20_000
  * `/healthz` answers 200. Its stop function goes to `onSpawn` at once, so a
  * process that never becomes ready is stopped all the same.
  *
- * @param {{ redisUrl: string | null, cpuProfDir: string | null, peerRateLimit: number }} options
+ * @param {{ server: 'coordinator' | 'bare', redisUrl: string | null, cpuProfDir: string | null, peerRateLimit: number }} options
+ *   `server`: the coordinator's bin, or the bare `ws` server (bare-server.js),
+ *   which ignores the environment below;
  *   `peerRateLimit`: messages/s one client may send; the bench lifts it by
  *   default, as each of its clients stands for many real peers
  * @param {(stop: () => Promise<void>) => void} onSpawn
  * @returns {Promise<CoordinatorProcess>} once it is ready
  */
-export async function startCoordinatorProcess ({ redisUrl, cpuProfDir, peerRateLimit }, onSpawn) {
+export async function startCoordinatorProcess ({ server, redisUrl, cpuProfDir, peerRateLimit }, onSpawn) {
   const port = await freePort()
   const nodeArgs = ['--expose-gc', '--import', CHILD_HOOKS, ...(cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])]
-  const child = spawn(process.execPath, [...nodeArgs, BIN, '--port', String(port), '--stun-port', '0'], {
+  const child = spawn(process.execPath, [...nodeArgs, server === 'bare' ? BARE : BIN, '--port', String(port), '--stun-port', '0'], {
     env: {
       ...process.env,
       LOG_LEVEL: 'silent',
