@@ -57,10 +57,12 @@ export class Relay {
    * @param {string} to
    * @param {string} from
    * @param {object} signal
+   * @returns {Promise<boolean>} whether a coordinator listens as `shard` (false: it died since its last beat)
    */
   async forward (shard, to, from, signal) {
-    await this.store.publish(shard, { to, from, signal })
-    this.counters.forwarded++
+    const reached = await this.store.publish(shard, { to, from, signal })
+    if (reached > 0) this.counters.forwarded++
+    return reached > 0
   }
 
   async stop () {

@@ -14,6 +14,7 @@ import { startCoordinator } from '../src/server.js'
 import { startRedisServer } from '../../test/support/redis-server.js'
 import { TestClient } from './test-client.js'
 import { h } from './store-contract.js'
+import { shardOfPeer } from '../../protocol/index.js'
 
 /** Fast beats and a short store timeout, so each fault shows within a second or two. */
 const FAST = { port: 0, stunPort: 0, shardHeartbeatMs: 100, shardTtlMs: 1000, storeTimeoutMs: 300 }
@@ -124,6 +125,11 @@ describe('a coordinator killed (SIGKILL)', () => {
       const killedAt = Date.now()
       child.kill('SIGKILL')
       await once(child, 'exit')
+      // Redis drops the dead process's subscription at once: an offer to its peer is refused
+      // now, while the registry still lists the shard (its entry lives another 3 s).
+      const victimShard = shardOfPeer(id)
+      await within(async () => (await asker.request({ type: 'connect', to: id, signal: {} })).code === 'MGH_ERR_UNKNOWN_PEER', 2000, 'offer to the dead shard refused')
+      assert.ok(survivor.store.isLive(victimShard), 'refused before its entry expired')
       await within(async () => (await asker.request({ type: 'lookup', hash: h('k') })).peers.length === 0, 5000, 'dead shard\'s peer gone')
       const goneAfter = Date.now() - killedAt
       await within(async () => survivor.stats().peers === 1, 5000, 'counts without the dead shard')

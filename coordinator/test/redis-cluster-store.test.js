@@ -113,7 +113,8 @@ test('a master killed: coordinators keep answering, and after the failover looku
     }
     assert.ok(found, 'holders found again after the failover')
     // Changes work again too.
-    assert.equal((await a.request({ type: 'update', add: [h('f2')] })).type, 'updated')
+    const updated = await a.request({ type: 'update', add: [h('f2')] })
+    assert.equal(updated.type, 'updated', JSON.stringify(updated))
     await Promise.all([a.close(), b.close()])
   } finally {
     await Promise.all(shards.map((s) => s.close()))

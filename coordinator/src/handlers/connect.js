@@ -1,7 +1,9 @@
 /**
  * `connect`: relay a WebRTC signal (offer, answer, ICE candidate) to another
  * peer, directly when its socket is on this shard, else over the store's bus to
- * the shard its id names, if that shard is live. A request with a `ref` is acknowledged with
+ * the shard its id names, if that shard is live and a coordinator listens as it
+ * (one that died since its last beat does not: refused at once, not after its
+ * entry expires). A request with a `ref` is acknowledged with
  * `relayed` once the signal is handed to the target's socket or to its shard's
  * bus, so a client never waits out a timer on success; one without a `ref`
  * (trickled ICE candidates) gets no reply unless it fails.
@@ -24,9 +26,9 @@ export async function connect (message, { session, store, relay, metrics, shard:
     if (!store.isLive(shard)) await store.refresh()
     if (!store.isLive(shard)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
     // Sent together (one round trip): a signal for a peer that has left is dropped by its shard.
-    const [listed] = await Promise.all([store.hasPeer(to), relay.forward(shard, to, from, signal)])
+    const [listed, heard] = await Promise.all([store.hasPeer(to), relay.forward(shard, to, from, signal)])
     metrics.observeRelay('bus', performance.now() - started)
-    if (!listed) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
+    if (!listed || !heard) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
   }
   return message.ref === undefined ? undefined : { type: 'relayed', to }
 }

@@ -175,6 +175,7 @@ export class MemoryStore {
     // Deliver asynchronously, as a real bus would, and as a copy.
     const copy = structuredClone(message)
     queueMicrotask(() => this.bus.emit(shard, copy))
+    return this.bus.listenerCount(shard)
   }
 
   /** @type {Store['subscribe']} */

@@ -12,7 +12,8 @@
  *   mgh:{r}:info      HASH  shard → its ShardInfo, JSON
  *   mgh:{r}:reaping   ZSET  dead shard → when its reaper's lease runs out
  *   mgh:e:{<tag>}     STRING  a sentinel on each master: gone means that master lost its data
- *   mgh:bus:<shard>   pub/sub channel of one coordinator
+ *   mgh:bus:{<shard>} pub/sub channel of one coordinator (sharded pub/sub on a Cluster:
+ *                     SPUBLISH reaches the one node the channel's slot lives on, not every node)
  *
  * A lookup is one command (HRANDFIELD … WITHVALUES): a random sample of the
  * holders with the times the ranking needs; a holder is online when the shard
@@ -41,7 +42,7 @@ const REGISTRY = `${PREFIX}{r}:shards`
 const INFO = `${PREFIX}{r}:info`
 const REAPING = `${PREFIX}{r}:reaping`
 const sentinelKey = (/** @type {string} */ tag) => `${PREFIX}e:{${tag}}`
-const busChannel = (/** @type {string} */ shard) => `${PREFIX}bus:${shard}`
+const busChannel = (/** @type {string} */ shard) => `${PREFIX}bus:{${shard}}`
 /** peers per batch when a reaper walks a dead shard, or a shard lists its peers again */
 export const PEER_BATCH = 200
 /** the least time between two registry reads prompted by a shard this store has not heard of */
@@ -153,6 +154,8 @@ export class RedisStore {
         lazyConnect: true,
         // Commands issued in one tick go out together, grouped by node.
         enableAutoPipelining: true,
+        // The bus: one subscriber connection per master, each channel on the master its slot lives on.
+        shardedSubscribers: true,
         enableOfflineQueue: false,
         clusterRetryStrategy: redisRetryDelay,
         redisOptions: { ...common, username: cluster.username, password: cluster.password }
@@ -339,7 +342,10 @@ export class RedisStore {
   /** @type {Store['publish']} */
   async publish (shard, message) {
     this.roundTrips++
-    await this.redis.publish(busChannel(shard), JSON.stringify(message))
+    const channel = busChannel(shard)
+    const text = JSON.stringify(message)
+    // Both count the subscriptions reached; SPUBLISH's count is exact on a Cluster too.
+    return Number(await (this.redis instanceof Cluster ? this.redis.spublish(channel, text) : this.redis.publish(channel, text)))
   }
 
   /** @type {Store['subscribe']} */
@@ -350,7 +356,7 @@ export class RedisStore {
     let handlers = this.handlers.get(channel)
     if (handlers === undefined) {
       this.handlers.set(channel, (handlers = new Set()))
-      await subscriber.subscribe(channel)
+      await (subscriber instanceof Cluster ? subscriber.ssubscribe(channel) : subscriber.subscribe(channel))
     }
     handlers.add(onMessage)
     return async () => {
@@ -358,23 +364,33 @@ export class RedisStore {
       if (handlers.size === 0 && this.handlers.get(channel) === handlers) {
         this.handlers.delete(channel)
         // A subscriber that is reconnecting refuses commands: its handlers are gone, so what it still receives is dropped.
-        await this.subscriber?.unsubscribe(channel).catch(() => {})
+        const subscriber = this.subscriber
+        await (subscriber instanceof Cluster ? subscriber.sunsubscribe(channel) : subscriber?.unsubscribe(channel))?.catch(() => {})
       }
     }
   }
 
-  /** @returns {Promise<Redis | Cluster>} the connection in subscriber mode that every handler shares */
+  /**
+   * What receives the bus: on one Redis, a second connection in subscriber
+   * mode; on a Cluster, the cluster client itself, whose sharded subscribers
+   * (a connection per master, kept in step with the slots by ioredis) deliver `smessage`.
+   * @returns {Promise<Redis | Cluster>}
+   */
   async #openSubscriber () {
-    // A Redis and a Cluster each duplicate into their own kind; the union's two signatures do not merge.
-    const subscriber = this.subscriber = this.redis instanceof Cluster ? this.redis.duplicate() : this.redis.duplicate()
-    quietErrors(subscriber)
-    subscriber.on('message', (/** @type {string} */ channel, /** @type {string} */ text) => {
+    const deliver = (/** @type {string} */ channel, /** @type {string} */ text) => {
       const handlers = this.handlers.get(channel)
       if (handlers === undefined) return
       let message
       try { message = JSON.parse(text) } catch { return }
       for (const handler of handlers) handler(message)
-    })
+    }
+    if (this.redis instanceof Cluster) {
+      this.redis.on('smessage', deliver)
+      return (this.subscriber = this.redis)
+    }
+    const subscriber = this.subscriber = this.redis.duplicate()
+    quietErrors(subscriber)
+    subscriber.on('message', deliver)
     await subscriber.connect()
     return subscriber
   }
@@ -382,7 +398,7 @@ export class RedisStore {
   /** @type {Store['close']} */
   async close () {
     this.handlers.clear()
-    await Promise.all([this.subscriber, this.redis].map((r) => r?.quit().catch(() => r.disconnect())))
+    await Promise.all([...new Set([this.subscriber, this.redis])].map((r) => r?.quit().catch(() => r.disconnect())))
   }
 
   /**

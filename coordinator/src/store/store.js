@@ -67,8 +67,9 @@
  *   cheap to call often: at most one read runs, and reads are spaced out
  * @property {() => Map<string, ShardInfo>} liveShards
  *   every live shard and what it said in its last beat, as of the last beat (no round trip)
- * @property {(shard: string, message: object) => Promise<void>} publish
- *   deliver a message to whichever coordinator subscribed as `shard`
+ * @property {(shard: string, message: object) => Promise<number>} publish
+ *   deliver a message to whichever coordinator subscribed as `shard`; resolves to how many
+ *   subscriptions it reached (0: no coordinator listens as `shard`, e.g. it died since its last beat)
  * @property {(shard: string, onMessage: (message: unknown) => void) => Promise<() => Promise<void>>} subscribe
  *   receive the messages published to `shard`; resolves to an unsubscribe function
  * @property {() => Promise<void>} close
