@@ -70,7 +70,7 @@ export const DESCRIPTIONS = Object.freeze({
   maxConnectionsPerIp: 'open sockets from one IP address (0 = no limit); more are refused at the upgrade (HTTP 429, MGH_ERR_TOO_MANY_CONNECTIONS)',
   joinDeadlineMs: 'a socket that has not joined by then is closed (MGH_ERR_JOIN_DEADLINE)',
   maxSendBufferBytes: 'bytes queued to one socket that it has not read; past it the socket is closed as a slow reader (MGH_ERR_SLOW_READER)',
-  pingIntervalMs: 'WebSocket ping period; a peer that misses one is removed',
+  pingIntervalMs: 'WebSocket ping period: a socket silent for a whole period is pinged, and closed (its peer removed) if still silent one period later',
   rateLimitPerSecond: 'messages a peer may send per second, sustained; the first one over gets MGH_ERR_RATE_LIMITED, the rest are dropped unread',
   rateLimitBurst: 'messages a peer may send in a burst',
   rateLimitCloseAfter: 'messages dropped in a row by the rate limit before the socket is closed (MGH_ERR_RATE_LIMITED)',

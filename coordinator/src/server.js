@@ -117,6 +117,21 @@ export class Coordinator extends EventEmitter {
     this.iceServers = config.iceServers ?? [{ urls: this.stunUrl }]
     this.relay = new Relay({ shard: this.shard, store: this.store, sessions: this.sessions, counters: this.counters })
     await this.relay.start()
+    /** @type {import('./handlers/index.js').HandlerContext} what every handler is given besides the message and its session */
+    this.context = {
+      store: this.store,
+      config,
+      shard: this.shard,
+      sessions: this.sessions,
+      iceServers: this.iceServers,
+      relay: this.relay,
+      counters: this.counters,
+      metrics: this.metrics,
+      clock: this.clock,
+      warn: this.warn,
+      coordinator: this,
+      orphan: (id, assets) => this.#orphan(id, assets)
+    }
 
     this.http = createServer((req, res) => { this.#serveHttp(req, res) })
     this.wss = new WebSocketServer({
@@ -271,28 +286,13 @@ export class Coordinator extends EventEmitter {
     })
     session.ip = req.socket.remoteAddress ?? ''
     this.perIp.set(session.ip, (this.perIp.get(session.ip) ?? 0) + 1)
-    session.context = {
-      session,
-      store: this.store,
-      config: this.config,
-      shard: this.shard,
-      sessions: this.sessions,
-      iceServers: /** @type {object[]} */ (this.iceServers),
-      relay: /** @type {Relay} */ (this.relay),
-      counters: this.counters,
-      metrics: this.metrics,
-      clock: this.clock,
-      warn: this.warn,
-      coordinator: this,
-      orphan: (id, assets) => this.#orphan(id, assets)
-    }
     this.connections.add(session)
     this.counters.connections++
     session.joinTimer = setTimeout(() => {
       if (session.peerId === null) this.#close(session, ERRORS.MGH_ERR_JOIN_DEADLINE, 'join_deadline')
     }, this.config.joinDeadlineMs)
     session.joinTimer.unref()
-    ws.on('pong', () => { session.alive = true })
+    ws.on('pong', () => { session.heard = true })
     ws.on('message', (data, isBinary) => this.#receive(session, /** @type {Buffer} */ (data), isBinary))
     // ws reports protocol violations (e.g. a frame over hardMaxMessageBytes) here, then closes.
     ws.on('error', (err) => {
@@ -308,7 +308,7 @@ export class Coordinator extends EventEmitter {
    * @param {boolean} isBinary
    */
   #receive (session, data, isBinary) {
-    session.alive = true
+    session.heard = true
     this.counters.messages++
     // A frame over the rate is dropped unread: the first of an episode is
     // answered (no ref: it is not parsed), and a peer that keeps on is cut off.
@@ -323,11 +323,11 @@ export class Coordinator extends EventEmitter {
     }
     this.metrics.countMessage(message.type)
     const handler = HANDLERS[message.type]
-    const context = /** @type {import('./handlers/index.js').HandlerContext} */ (session.context)
+    const context = /** @type {import('./handlers/index.js').HandlerContext} */ (this.context)
     const run = async () => {
       if (session.closed) return
       try {
-        const reply = await handler(message, context)
+        const reply = await handler(message, session, context)
         if (reply !== undefined) session.send(message.ref === undefined ? reply : { ...reply, ref: message.ref })
         // A join that finished after its socket closed: the close handler saw no peer; remove it here.
         if (session.closed && message.type === 'join') await this.#removePeer(session)
@@ -410,7 +410,7 @@ export class Coordinator extends EventEmitter {
     session.peerId = null
     if (this.sessions.get(id) === session) this.sessions.delete(id)
     this.holdings -= session.assets.size
-    await this.#forget(id, [...session.assets, ...session.unsure])
+    await this.#forget(id, [...session.assets, ...(session.unsure ?? [])])
   }
 
   /**

@@ -24,8 +24,6 @@ export class Session {
     this.id = id
     /** @type {Map<string, number> | null} error codes this connection had, for logging each once (logger.js) */
     this.errorCounts = null
-    /** @type {import('./handlers/index.js').HandlerContext | null} what its handlers are given, made once */
-    this.context = null
     /** the address it connected from ('' unknown): counted per IP, logged only if allowed */
     this.ip = ''
     /** @type {ReturnType<typeof setTimeout> | undefined} closes the socket if it has not joined in time */
@@ -38,13 +36,17 @@ export class Session {
     this.peerId = null
     /** @type {Set<string>} hashes the peer holds, as the store lists them */
     this.assets = new Set()
-    /** @type {Set<string>} hashes the store may list for the peer or not (a change that failed): removed again when it leaves */
-    this.unsure = new Set()
+    /** @type {Set<string> | null} hashes the store may list for the peer or not (a change that failed): removed again when it leaves */
+    this.unsure = null
     this.closed = false
-    /** answered the last ping (or sent something) */
-    this.alive = true
+    /** sent something (a message or a pong) since the heartbeat's last round */
+    this.heard = true
+    /** a ping went out in the last round and nothing has come since */
+    this.pinged = false
     /** @type {Promise<void>} tail of this peer's message queue */
     this.queue = Promise.resolve()
+    /** ordered tasks queued and not finished */
+    this.pending = 0
     this.rate = rateLimitPerSecond
     this.burst = rateLimitBurst
     this.tokens = rateLimitBurst
@@ -82,7 +84,8 @@ export class Session {
    * @param {() => Promise<void>} task must not reject
    */
   enqueue (task) {
-    this.queue = this.queue.then(task)
+    this.pending++
+    this.queue = this.queue.then(task).then(() => { this.pending-- })
   }
 
   /**
@@ -92,7 +95,9 @@ export class Session {
    * @param {() => Promise<void>} task must not reject
    */
   after (task) {
-    this.queue.then(task)
+    // Nothing to wait for (the common case): start now, not a microtask later.
+    if (this.pending === 0) task()
+    else this.queue.then(task)
   }
 
   /**

@@ -306,7 +306,7 @@ describe('coordinator limits and liveness', () => {
     }
   })
 
-  test('a peer that stops answering pings is removed', async () => {
+  test('a peer that stops answering pings is removed; a busy one is never pinged', async () => {
     // The test runs the heartbeat's rounds itself (the hourly interval never comes
     // round) and waits on the pong and the close, not on time.
     const coordinator = await startCoordinator({ port: 0, stunPort: 0, pingIntervalMs: 3_600_000 })
@@ -318,11 +318,15 @@ describe('coordinator limits and liveness', () => {
       const { id: askerId } = await asker.join()
       assert.deepEqual((await asker.request({ type: 'lookup', hash: h('s') })).peers, [id])
       const askerSocket = /** @type {import('ws').WebSocket} */ (coordinator.sessions.get(askerId)?.ws)
+      const silentSession = /** @type {import('../src/session.js').Session} */ (coordinator.sessions.get(id))
+      await heartbeat.tick() // both sent messages since the last round: nothing sent
+      assert.equal(silentSession.pinged, false, 'a busy socket is not pinged')
       const pong = once(askerSocket, 'pong', { signal: AbortSignal.timeout(5000) })
-      heartbeat.tick() // pings both
+      await heartbeat.tick() // both silent since: pinged
+      assert.equal(silentSession.pinged, true)
       await pong
       const removed = peerRemoved(coordinator, id)
-      heartbeat.tick() // the silent one missed its ping: cut off
+      await heartbeat.tick() // the silent one missed its ping: cut off
       await removed
       assert.deepEqual((await asker.request({ type: 'lookup', hash: h('s') })).peers, [])
       // The polite client, answering pings, is still there.

@@ -91,8 +91,8 @@ async function coordinatorSide (c) {
     const hash = HASHES[step.asset]
     let peers = null
     if (step.kind === 'lookup') {
+      const session = /** @type {any} */ ({ requirePeer: () => ({ peerId: idOf(step.client) }) })
       const context = /** @type {any} */ ({
-        session: { requirePeer: () => ({ peerId: idOf(step.client) }) },
         store,
         config,
         counters: { lookups: 0, lookupHits: 0 },
@@ -101,7 +101,7 @@ async function coordinatorSide (c) {
         warn: (/** @type {Error} */ err) => { throw err }
       })
       const message = { type: 'lookup', hash, connected: (step.connected ?? []).map(idOf) }
-      const reply = /** @type {any} */ (await lookup(message, context))
+      const reply = /** @type {any} */ (await lookup(message, session, context))
       peers = reply.peers.map(clientOf)
     } else {
       const change = [hash]

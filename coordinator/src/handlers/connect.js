@@ -11,7 +11,7 @@
 import { ERRORS, MayghError, shardOfPeer } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
-export async function connect (message, { session, store, relay, metrics, shard: here }) {
+export async function connect (message, session, { store, relay, metrics, shard: here }) {
   const from = session.requirePeer().peerId
   const to = /** @type {string} */ (message.to)
   if (to === from) throw new MayghError(ERRORS.MGH_ERR_BAD_FIELD, '"to" must be another peer')

@@ -1,9 +1,9 @@
 /**
- * Handlers by message type. Each takes the validated message and the context it
- * needs, and returns the reply (without `ref`; the session adds it) or nothing.
+ * Handlers by message type. Each takes the validated message, the sender's
+ * session and the context it needs (one per coordinator, shared by every
+ * session), and returns the reply (without `ref`; the caller adds it) or nothing.
  *
  * @typedef {object} HandlerContext
- * @property {import('../session.js').Session} session the sender's connection
  * @property {import('../store/store.js').Store} store
  * @property {Readonly<import('../config.js').Config>} config
  * @property {string} shard this coordinator's shard id
@@ -18,7 +18,7 @@
  *   the coordinator: whether it drains, the alternates, and the holdings its peers list (against maxHoldings)
  * @property {(id: string, assets: string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
  *
- * @typedef {(message: import('../message-parser.js').Message, context: HandlerContext) => Promise<object | undefined>} Handler
+ * @typedef {(message: import('../message-parser.js').Message, session: import('../session.js').Session, context: HandlerContext) => Promise<object | undefined>} Handler
  */
 import { join } from './join.js'
 import { update } from './update.js'

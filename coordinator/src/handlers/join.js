@@ -6,11 +6,12 @@ import { randomBytes } from 'node:crypto'
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
-export async function join (message, { session, store, config, shard, sessions, iceServers, coordinator, orphan, metrics }) {
+export async function join (message, session, { store, config, shard, sessions, iceServers, coordinator, orphan, metrics }) {
   if (session.peerId !== null) throw new MayghError(ERRORS.MGH_ERR_ALREADY_JOINED)
   if (coordinator.draining) throw new MayghError(ERRORS.MGH_ERR_DRAINING)
   const have = [...new Set(/** @type {string[]} */ (message.have ?? []))]
   clearTimeout(session.joinTimer)
+  session.joinTimer = undefined
   if (coordinator.holdings + have.length > config.maxHoldings) throw new MayghError(ERRORS.MGH_ERR_CAPACITY, `this coordinator lists ${config.maxHoldings} holdings at most`)
   const id = `${shard}~${randomBytes(16).toString('base64url')}`
   // Reserved before the store call, so that joins in flight together cannot pass the cap.

@@ -7,7 +7,7 @@
 import { HolderRanking, rankKey } from '../policy/peer-selection.js'
 
 /** @type {import('./index.js').Handler} */
-export async function lookup (message, { session, store, config, counters, metrics, clock, warn }) {
+export async function lookup (message, session, { store, config, counters, metrics, clock, warn }) {
   const asker = session.requirePeer().peerId
   const hash = /** @type {string} */ (message.hash)
   let holders

@@ -6,7 +6,7 @@
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
-export async function update (message, { session, store, config, counters, coordinator, metrics }) {
+export async function update (message, session, { store, config, counters, coordinator, metrics }) {
   const peer = session.requirePeer()
   const held = peer.assets
   const add = new Set(/** @type {string[]} */ (message.add ?? []))
@@ -26,8 +26,9 @@ export async function update (message, { session, store, config, counters, coord
     coordinator.holdings -= grows
     // The store may have applied the change or not (a timeout cannot tell):
     // whatever it lists for these hashes is taken out when the peer leaves.
-    for (const hash of added) session.unsure.add(hash)
-    for (const hash of removed) session.unsure.add(hash)
+    const unsure = (session.unsure ??= new Set())
+    for (const hash of added) unsure.add(hash)
+    for (const hash of removed) unsure.add(hash)
     throw err
   } finally {
     metrics.observeStore('update', performance.now() - started)

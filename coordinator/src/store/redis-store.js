@@ -98,6 +98,26 @@ return out`
 const MARK_LUA = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0"
 
 /**
+ * A change to one peer's holdings as one command, on one Redis (a Cluster
+ * spreads these keys over slots, so there it is a batch). KEYS: the peer's
+ * asset set, then one holder list per hash; ARGV: the peer id, how many of the
+ * hashes are removals (they come first), then the hashes in the keys' order.
+ */
+const CHANGE_LUA = `
+local id = ARGV[1]
+local removals = tonumber(ARGV[2])
+for i = 2, #KEYS do
+  if i - 1 <= removals then
+    redis.call('SREM', KEYS[1], ARGV[i + 1])
+    redis.call('HDEL', KEYS[i], id)
+  else
+    redis.call('SADD', KEYS[1], ARGV[i + 1])
+    redis.call('HSETNX', KEYS[i], id, 0)
+  end
+end
+return 0`
+
+/**
  * Reconnect delay for ioredis: the project's one backoff (capped exponential
  * with jitter), from 50 ms up to 2 s.
  * @param {number} times attempts so far (ioredis starts at 1)
@@ -163,6 +183,8 @@ export class RedisStore {
     this.redis.defineCommand('mghBeat', { numberOfKeys: 3, lua: BEAT_LUA })
     this.redis.defineCommand('mghMark', { numberOfKeys: 1, lua: MARK_LUA })
     this.redis.defineCommand('mghLive', { numberOfKeys: 2, lua: READ_LUA })
+    // No numberOfKeys: the count comes first in each call.
+    this.redis.defineCommand('mghChange', { lua: CHANGE_LUA })
     quietErrors(this.redis)
     /** @type {Redis | Cluster | null} */
     this.subscriber = null
@@ -281,6 +303,11 @@ export class RedisStore {
   /** @type {Store['updatePeer']} */
   async updatePeer (id, added, removed) {
     if (added.length === 0 && removed.length === 0) return
+    if (!this.cluster) {
+      const hashes = [...removed, ...added]
+      await this.#exec([['mghChange', 1 + hashes.length, assetsKey(id), ...hashes.map(holdersKey), id, removed.length, ...hashes]])
+      return
+    }
     /** @type {Command[]} */
     const batch = []
     if (removed.length > 0) batch.push(['srem', assetsKey(id), ...removed])
