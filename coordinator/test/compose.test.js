@@ -121,6 +121,28 @@ describe('docker-compose files, offline', () => {
     }
   })
 
+  test('every coordinator hands out a PUBLIC_URL of its own, on the host port published for its WebSocket port', async () => {
+    const image = await readDockerfile(join(REPO_ROOT, 'Dockerfile'))
+    for (const files of [BASE, SINGLE_REDIS]) {
+      const services = await loadCompose(files.map((f) => join(REPO_ROOT, f)))
+      const urls = new Set()
+      for (const [name, service] of Object.entries(services)) {
+        const command = service.command ?? (service.build !== undefined ? image.cmd : undefined) ?? []
+        if (!command.includes(PROGRAMS.coordinator)) continue
+        const env = { ...(service.build !== undefined ? image.env : {}), ...service.environment }
+        const url = env.PUBLIC_URL
+        assert.ok(url !== undefined, `${name} sets no PUBLIC_URL: other coordinators would hand out its address inside the network`)
+        const listens = Number(env.PORT ?? DEFAULTS.port)
+        const published = service.ports.find((p) => p.protocol === 'tcp' && p.target === listens)?.published
+        assert.ok(published !== undefined, `${name} publishes no host port for ${listens}/tcp`)
+        assert.equal(new URL(url).port, String(published), `${name}: PUBLIC_URL ${url} is not on its published port ${published}`)
+        assert.ok(!urls.has(url), `${name} shares PUBLIC_URL ${url} with another coordinator`)
+        urls.add(url)
+      }
+      assert.equal(urls.size, 3, `${files.join(' + ')}: three coordinators`)
+    }
+  })
+
   test('every long-running service has a health check; one-shots are waited for to complete', async () => {
     const image = await readDockerfile(join(REPO_ROOT, 'Dockerfile'))
     const services = await loadCompose([join(REPO_ROOT, 'docker-compose.yml')])
