@@ -36,6 +36,23 @@ const stopped = (s) => {
   return down
 }
 
+/**
+ * The holders a fresh client of `url` is told of for `hash`.
+ * @param {string} url
+ * @param {string} hash
+ * @returns {Promise<string[]>}
+ */
+async function holdersSeenAt (url, hash) {
+  const probe = new Signaling({ urls: [url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
+  probe.start()
+  await welcomed(probe)
+  try {
+    return (await probe.request({ type: 'lookup', hash }, 2000)).peers
+  } finally {
+    await stopped(probe)
+  }
+}
+
 test('joins with its holdings, then answers lookups by ref', async () => {
   const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
   const a = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [h(1), h(2)] })
@@ -71,11 +88,7 @@ test('after the coordinator restarts it reconnects and re-joins with its current
     const again = welcomed(a)
     coordinator = await startCoordinator({ port, stunPort: 0 })
     assert.deepEqual((await again).have, have)
-    const probe = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
-    probe.start()
-    await welcomed(probe)
-    assert.deepEqual((await probe.request({ type: 'lookup', hash: h(3) }, 2000)).peers, [a.id])
-    await stopped(probe)
+    assert.deepEqual(await holdersSeenAt(coordinator.url, h(3)), [a.id])
   } finally {
     await Promise.all([stopped(a), coordinator.close()])
   }
@@ -93,11 +106,7 @@ test('when its coordinator stops, it joins the other listed one and announces it
     const w = await again
     assert.equal(w.url, two.url)
     assert.deepEqual(w.have, [h(7)])
-    const probe = new Signaling({ urls: [two.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
-    probe.start()
-    await welcomed(probe)
-    assert.deepEqual((await probe.request({ type: 'lookup', hash: h(7) }, 2000)).peers, [a.id])
-    await stopped(probe)
+    assert.deepEqual(await holdersSeenAt(two.url, h(7)), [a.id])
   } finally {
     await Promise.all([stopped(a), two.close()])
   }
