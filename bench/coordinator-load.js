@@ -20,7 +20,9 @@
  *
  * With --server bare, a bare `ws` server answering the same frames
  * (coordinator-load/bare-server.js) stands in for the coordinator: the floor
- * its figures compare with.
+ * its figures compare with. With --server bittorrent-tracker, WebTorrent's
+ * tracker does (coordinator-load/tracker-server.js), its clients running the
+ * same transactions in its protocol (coordinator-load/tracker-client.js).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseOptions, UsageError, USAGE } from './coordinator-load/options.js'
@@ -148,7 +150,11 @@ async function joinLoadClients ({ pool, coordinators, options }) {
 
 /**
  * Phase 2: transactions for --seconds, and the CPU the coordinators and Redis
- * spent meanwhile. Closes the load clients afterwards.
+ * spent meanwhile. With --flood, --flood-rounds pairs of windows of --seconds
+ * each, one without and one beside a fresh flooding client, so that the
+ * others' latency with and without it is measured in the same run, in turns
+ * (a machine that slows down weighs on both alike). Closes the load clients
+ * afterwards.
  *
  * @param {Bench} bench
  * @param {number[]} shares clients per load worker
@@ -158,17 +164,36 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
   const pace = (/** @type {number} */ count) => options.rate === null ? null : options.rate * count / options.clients
   if (options.warmup > 0) {
     log(`phase 2: ${options.warmup} s of warm-up transactions, not measured`)
-    await Promise.all(shares.map((count, w) => pool.call(w, 'run', { seconds: options.warmup, rate: pace(count) })))
+    await Promise.all(shares.map((count, w) => pool.call(w, 'run', { seconds: options.warmup, rate: pace(count), resetCounts: false })))
   }
-  log(`phase 2: ${options.seconds} s of transactions, ${options.rate === null ? 'closed loop' : `${options.rate}/s`}${options.flood ? ', with a flooding client' : ''}`)
   const coordinatorPids = coordinators.map((c) => c.pid)
   const before = { coordinators: cpuSeconds(coordinatorPids), redis: sum(cpuSeconds(store.pids)), loadGen: process.cpuUsage(), machine: machineTicks() }
   const started = performance.now()
-  const runs = shares.map((count, w) => pool.call(w, 'run', { seconds: options.seconds, rate: pace(count) }))
-  const flood = options.flood ? pool.call(options.workers, 'flood', { url: coordinators[0].url, seconds: options.seconds }) : null
+  let first = true
+  /**
+   * @param {boolean} withFlood
+   * @returns {Promise<{ summaries: TrafficSummary[], flood: import('./coordinator-load/flood.js').FloodResult | null }>}
+   */
+  const window = async (withFlood) => {
+    log(`phase 2: ${options.seconds} s of transactions, ${options.rate === null ? 'closed loop' : `${options.rate}/s`}${withFlood ? ', with a flooding client' : ''}`)
+    // Relayed signals are counted from the first measured window to the end.
+    const runs = shares.map((count, w) => pool.call(w, 'run', { seconds: options.seconds, rate: pace(count), resetCounts: first }))
+    first = false
+    const flood = withFlood ? pool.call(options.workers, 'flood', { url: coordinators[0].url, seconds: options.seconds }) : null
+    return { summaries: await Promise.all(runs), flood: await flood }
+  }
   /** @type {TrafficSummary[]} */
-  const summaries = await Promise.all(runs)
-  const floodResult = await flood
+  const summaries = []
+  /** @type {TrafficSummary[]} */
+  const baseline = []
+  /** @type {import('./coordinator-load/flood.js').FloodResult[]} */
+  const floods = []
+  for (let round = 0; round < (options.flood ? options.floodRounds : 1); round++) {
+    if (options.flood) baseline.push(...(await window(false)).summaries)
+    const { summaries: measured, flood } = await window(options.flood)
+    summaries.push(...measured)
+    if (flood !== null) floods.push(flood)
+  }
   const wallS = (performance.now() - started) / 1000
   const loadGen = process.cpuUsage(before.loadGen)
   const serverCpuEach = cpuSeconds(coordinatorPids).map((s, i) => s - before.coordinators[i])
@@ -181,7 +206,7 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
   // What else ran on the machine, or on the host under it, meanwhile: on a shared host the figures get noisy.
   const otherCpuS = Math.max(0, (machine.processes - before.machine.processes) / TICKS_PER_SECOND - sum(serverCpuEach) - redisCpuS - loadGenCpuS)
   const stealCpuS = (machine.steal - before.machine.steal) / TICKS_PER_SECOND
-  return { summaries, wallS, serverCpuEach, redisCpuS, loadGenCpuS, otherCpuS, stealCpuS, signals, flood: floodResult }
+  return { summaries, baseline, wallS, serverCpuEach, redisCpuS, loadGenCpuS, otherCpuS, stealCpuS, signals, floods }
 }
 
 /**
@@ -242,7 +267,7 @@ async function benchmark (options, cleanup) {
   const store = await startStore(options.store)
   cleanup.add(store.close)
   const coordinators = await startCoordinators(options, store, cleanup)
-  const pool = new WorkerPool(options.workers + (options.flood ? 1 : 0), { assets: options.assets })
+  const pool = new WorkerPool(options.workers + (options.flood ? 1 : 0), { assets: options.assets, server: options.server })
   cleanup.add(() => pool.terminate())
   const bench = { pool, coordinators, store, options }
   const shares = await joinLoadClients(bench)

@@ -9,6 +9,9 @@ import { once } from 'node:events'
 import WebSocket from 'ws'
 import { PROTOCOL_VERSION } from '../../protocol/index.js'
 
+/** What a `connect` carries: the shape of a WebRTC offer, opaque to the coordinator. */
+const SIGNAL = Object.freeze({ cid: 'bench', sdp: { type: 'offer', sdp: 'v=0' } })
+
 /** An `error` reply, a socket that closed mid-request, or a reply of the wrong type. */
 export class ReplyError extends Error {
   /**
@@ -23,56 +26,116 @@ export class ReplyError extends Error {
 
 /** @typedef {{ type: string, ref?: number, [field: string]: any }} Reply */
 
-export class BenchClient {
+/**
+ * What every load-generating client has, whatever its server's protocol: the
+ * socket, the requests awaiting replies, the signals other clients sent it,
+ * and the assets it holds. A subclass reads the frames ({@link receive}) and
+ * speaks its protocol.
+ *
+ * @template R the reply a request resolves with
+ */
+export class LoadClient {
   /**
+   * @template {LoadClient<any>} T
+   * @this {new (ws: WebSocket) => T}
    * @param {string} url
-   * @returns {Promise<BenchClient>} once the socket is open
+   * @returns {Promise<T>} once the socket is open
    */
   static async open (url) {
     const ws = new WebSocket(url, { perMessageDeflate: false })
     await once(ws, 'open')
-    return new BenchClient(ws)
+    return new this(ws)
   }
 
   /** @param {WebSocket} ws */
   constructor (ws) {
     this.ws = ws
     this.nextRef = 1
-    /** @type {Map<number, { type: string, resolve: (reply: Reply) => void, reject: (err: Error) => void }>} requests awaiting replies, by ref */
+    /** @type {Map<number, { type: string, resolve: (reply: R) => void, reject: (err: Error) => void }>} requests awaiting replies, by ref, in the order sent */
     this.pending = new Map()
-    /** relayed `connect`s received from other clients */
+    /** signals (offers) other clients sent here through the server */
     this.signalsIn = 0
-    /** @type {Record<string, number>} `error`s that name no request (e.g. the rate limit's, sent for a frame dropped unread), by code */
+    /** @type {Record<string, number>} errors that answered no request (e.g. the rate limit's, sent for a frame dropped unread), by code */
     this.unmatchedErrors = {}
-    /** @type {string[]} assets held, as the coordinator lists them */
+    /** @type {string[]} assets held */
     this.held = []
     /** @type {Set<string>} the same, for membership tests */
     this.heldSet = new Set()
-    ws.on('message', (data) => this.#receive(String(data)))
-    ws.on('close', () => this.#failPending(new ReplyError('BENCH_CLOSED', 'the socket closed')))
+    ws.on('message', (data) => this.receive(String(data)))
+    ws.on('close', () => {
+      for (const { reject } of this.pending.values()) reject(new ReplyError('BENCH_CLOSED', 'the socket closed'))
+      this.pending.clear()
+    })
     // 'close' follows every 'error'; the requests in flight fail there.
     ws.on('error', () => {})
   }
 
+  /**
+   * @param {string} text a frame from the server
+   * @abstract
+   */
+  receive (text) {
+    throw new Error(`${this.constructor.name} does not read ${text.length}-character frames`)
+  }
+
+  /** @param {string} code */
+  countUnmatched (code) {
+    this.unmatchedErrors[code] = (this.unmatchedErrors[code] ?? 0) + 1
+  }
+
+  /**
+   * @param {string} type what the request was, for the bench's report of requests left unanswered
+   * @param {(ref: number) => string} frame the frame to send, given the request's ref
+   * @returns {Promise<R>}
+   */
+  send (type, frame) {
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new ReplyError('BENCH_CLOSED', 'the socket is not open'))
+    const ref = this.nextRef++
+    return new Promise((resolve, reject) => {
+      this.pending.set(ref, { type, resolve, reject })
+      this.ws.send(frame(ref))
+    })
+  }
+
+  /** @param {string[]} have the assets held from now on */
+  holdAll (have) {
+    this.held = [...have]
+    this.heldSet = new Set(have)
+  }
+
+  /**
+   * @param {string} add now held
+   * @param {number} index in {@link held} of the asset it replaces
+   */
+  hold (add, index) {
+    this.heldSet.delete(this.held[index])
+    this.heldSet.add(add)
+    this.held[index] = add
+  }
+
+  async close () {
+    if (this.ws.readyState === WebSocket.CLOSED) return
+    const closed = once(this.ws, 'close')
+    this.ws.close()
+    await closed
+  }
+}
+
+/** @extends {LoadClient<Reply>} */
+export class BenchClient extends LoadClient {
   /** @param {string} text */
-  #receive (text) {
+  receive (text) {
     /** @type {Reply} */
     const message = JSON.parse(text)
     const waiter = message.ref === undefined ? undefined : this.pending.get(message.ref)
     if (waiter === undefined) {
       if (message.type === 'connect') this.signalsIn++
-      else if (message.type === 'error') this.unmatchedErrors[message.code] = (this.unmatchedErrors[message.code] ?? 0) + 1
+      else if (message.type === 'error') this.countUnmatched(message.code)
       return
     }
     this.pending.delete(/** @type {number} */ (message.ref))
     if (message.type === 'error') waiter.reject(new ReplyError(message.code, message.message))
     else waiter.resolve(message)
-  }
-
-  /** @param {Error} err */
-  #failPending (err) {
-    for (const { reject } of this.pending.values()) reject(err)
-    this.pending.clear()
   }
 
   /**
@@ -81,15 +144,9 @@ export class BenchClient {
    * @returns {Promise<Reply>}
    */
   request (message, expected) {
-    if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new ReplyError('BENCH_CLOSED', 'the socket is not open'))
-    const ref = this.nextRef++
-    return new Promise((resolve, reject) => {
-      this.pending.set(ref, {
-        type: message.type,
-        resolve: (reply) => reply.type === expected ? resolve(reply) : reject(new ReplyError('BENCH_UNEXPECTED', `expected ${expected}, got ${reply.type}`)),
-        reject
-      })
-      this.ws.send(JSON.stringify({ v: PROTOCOL_VERSION, ...message, ref }))
+    return this.send(message.type, (ref) => JSON.stringify({ v: PROTOCOL_VERSION, ...message, ref })).then((reply) => {
+      if (reply.type !== expected) throw new ReplyError('BENCH_UNEXPECTED', `expected ${expected}, got ${reply.type}`)
+      return reply
     })
   }
 
@@ -99,8 +156,7 @@ export class BenchClient {
    */
   async join (have) {
     const welcome = await this.request({ type: 'join', have }, 'welcome')
-    this.held = [...have]
-    this.heldSet = new Set(have)
+    this.holdAll(have)
     return welcome.id
   }
 
@@ -114,15 +170,22 @@ export class BenchClient {
   async swap (add, index) {
     const remove = this.held[index]
     await this.request({ type: 'update', add: [add], remove: [remove] }, 'updated')
-    this.heldSet.delete(remove)
-    this.heldSet.add(add)
-    this.held[index] = add
+    this.hold(add, index)
   }
 
-  async close () {
-    if (this.ws.readyState === WebSocket.CLOSED) return
-    const closed = once(this.ws, 'close')
-    this.ws.close()
-    await closed
+  /**
+   * One transaction: look `add` up, relay a signal to its first holder if
+   * there is one, then hold `add` instead of the asset at `index` in
+   * {@link held}.
+   *
+   * @param {string} add an asset not held
+   * @param {number} index of the asset to drop
+   * @returns {Promise<boolean>} whether a holder was found (and the signal relayed to it)
+   */
+  async transaction (add, index) {
+    const { peers } = await this.request({ type: 'lookup', hash: add }, 'holders')
+    if (peers.length > 0) await this.request({ type: 'connect', to: peers[0], signal: SIGNAL }, 'relayed')
+    await this.swap(add, index)
+    return peers.length > 0
   }
 }

@@ -13,10 +13,13 @@ Starts coordinator processes (and Redis for the Redis stores) on loopback, joins
 clients, runs lookup → connect → update transactions for a fixed time, then
 measures the coordinators' memory per idle client. Prints one JSON line.
 
-  --server S      coordinator | bare (default coordinator). bare runs a bare \`ws\` server
-                  instead (coordinator-load/bare-server.js) that answers the same traffic
-                  with the same frames and does nothing else: the cost floor the
-                  coordinator's figures compare with. Needs --store memory, --processes 1
+  --server S      coordinator | bare | bittorrent-tracker (default coordinator). bare runs
+                  a bare \`ws\` server instead (coordinator-load/bare-server.js) that answers
+                  the same traffic with the same frames and does nothing else: the cost
+                  floor the coordinator's figures compare with. bittorrent-tracker runs
+                  WebTorrent's WebSocket tracker, its clients doing the same transactions
+                  in its protocol (coordinator-load/tracker-client.js). Both need
+                  --store memory and --processes 1; bittorrent-tracker cannot take --flood
   --processes N   coordinator processes (default 1; more than 1 needs a Redis store)
   --store S       memory | redis | cluster (default memory; cluster = 6-node Redis Cluster)
   --seconds S     length of the measured transaction phase (default 10)
@@ -28,7 +31,11 @@ measures the coordinators' memory per idle client. Prints one JSON line.
   --rate R        open loop: R transactions/s in total, paced per worker (default: closed loop,
                   one transaction in flight per client)
   --flood         add one client that sends lookups as fast as it can without waiting for
-                  replies; the figures are the other clients'
+                  replies; the figures are the other clients'. Runs --flood-rounds pairs of
+                  --seconds windows, one without the flood and one with a fresh flooding
+                  client, and reports the others' p99 in both (floodP99Ratio)
+  --flood-rounds N
+                  pairs of windows with --flood (default 3)
   --peer-rate-limit N
                   messages/s each client may send (burst 2N); default lifted (1000000), as each
                   bench client stands for many peers. With --flood, give the production
@@ -39,7 +46,7 @@ measures the coordinators' memory per idle client. Prints one JSON line.
 `
 
 const defaults = {
-  server: /** @type {'coordinator' | 'bare'} */ ('coordinator'),
+  server: /** @type {'coordinator' | 'bare' | 'bittorrent-tracker'} */ ('coordinator'),
   processes: 1,
   store: /** @type {'memory' | 'redis' | 'cluster'} */ ('memory'),
   seconds: 10,
@@ -50,6 +57,7 @@ const defaults = {
   workers: 1,
   rate: /** @type {number | null} */ (null),
   flood: false,
+  floodRounds: 3,
   peerRateLimit: 1_000_000,
   idle: 10000,
   cpuProf: /** @type {string | null} */ (null)
@@ -60,7 +68,7 @@ const DEFAULTS = Object.freeze(defaults)
 /** @typedef {typeof DEFAULTS} Options */
 
 const STORES = ['memory', 'redis', 'cluster']
-const SERVERS = ['coordinator', 'bare']
+const SERVERS = ['coordinator', 'bare', 'bittorrent-tracker']
 
 export class UsageError extends Error {}
 
@@ -87,6 +95,7 @@ export function parseOptions (argv) {
         workers: { type: 'string' },
         rate: { type: 'string' },
         flood: { type: 'boolean' },
+        'flood-rounds': { type: 'string' },
         'peer-rate-limit': { type: 'string' },
         idle: { type: 'string' },
         'cpu-prof': { type: 'string' },
@@ -113,13 +122,17 @@ export function parseOptions (argv) {
     workers: integer(values.workers, 'workers', DEFAULTS.workers, 1, 64),
     rate: values.rate === undefined ? null : number(values.rate, 'rate', 0, 1, 10_000_000),
     flood: values.flood ?? DEFAULTS.flood,
+    floodRounds: integer(values['flood-rounds'], 'flood-rounds', DEFAULTS.floodRounds, 1, 100),
     peerRateLimit: integer(values['peer-rate-limit'], 'peer-rate-limit', DEFAULTS.peerRateLimit, 1, 1_000_000),
     idle: integer(values.idle, 'idle', DEFAULTS.idle, 0, 1_000_000),
     cpuProf: values['cpu-prof'] ?? DEFAULTS.cpuProf
   }
   if (options.have >= options.assets) throw new UsageError(`--have (${options.have}) must be less than --assets (${options.assets}), so a client always has an asset to add`)
-  if (options.server === 'bare' && (options.store !== 'memory' || options.processes !== 1)) {
-    throw new UsageError(`--server bare is one process with no store: use --store memory and --processes 1, got --store ${options.store} and --processes ${options.processes}`)
+  if (options.server !== 'coordinator' && (options.store !== 'memory' || options.processes !== 1)) {
+    throw new UsageError(`--server ${options.server} is one process with no store: use --store memory and --processes 1, got --store ${options.store} and --processes ${options.processes}`)
+  }
+  if (options.server === 'bittorrent-tracker' && options.flood) {
+    throw new UsageError('--flood sends the coordinator\'s lookups, which bittorrent-tracker does not speak: leave it out with --server bittorrent-tracker')
   }
   if (options.store === 'memory' && options.processes > 1) {
     throw new UsageError('--store memory keeps its maps inside one coordinator process, so processes cannot share them: use --processes 1, or --store redis or cluster')

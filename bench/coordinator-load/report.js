@@ -6,7 +6,8 @@ import { mergedQuantiles } from './latency.js'
 
 /**
  * @typedef {object} TrafficResult phase 2, as measured
- * @property {import('./traffic.js').TrafficSummary[]} summaries one per load worker
+ * @property {import('./traffic.js').TrafficSummary[]} summaries one per load worker and window (with --flood, the flooded windows)
+ * @property {import('./traffic.js').TrafficSummary[]} baseline with --flood, the same for the windows without the flood; else empty
  * @property {number} wallS how long the phase took, tail included
  * @property {number[]} serverCpuEach CPU seconds of each coordinator process
  * @property {number} redisCpuS CPU seconds of all the Redis servers
@@ -14,7 +15,7 @@ import { mergedQuantiles } from './latency.js'
  * @property {number} otherCpuS CPU seconds of every other process on the machine
  * @property {number} stealCpuS CPU seconds the hypervisor took from this machine
  * @property {number} signals relayed `connect`s the load clients received
- * @property {import('./flood.js').FloodResult | null} flood
+ * @property {import('./flood.js').FloodResult[]} floods one per flooded window
  *
  * @typedef {object} IdleResult phase 3
  * @property {number} bytesPerClient growth of the coordinators' resident memory per idle client
@@ -35,17 +36,25 @@ function round (value, digits) {
 }
 
 /**
- * @param {import('./flood.js').FloodResult} flood
- * @returns {object} the flooding client's figures, named for the JSON line
+ * @param {import('./flood.js').FloodResult[]} floods one per flooded window
+ * @param {import('./traffic.js').TrafficSummary[]} baseline the windows without the flood
+ * @param {number} p99 the others' p99 beside the flood
+ * @returns {object} the flooding clients' figures, and the others' latency without them, named for the JSON line
  */
-function floodFigures ({ sent, received, closedAfterS, closeCode }) {
+function floodFigures (floods, baseline, p99) {
+  const [baselineP50, baselineP99] = mergedQuantiles(baseline.map((s) => s.latency), [0.5, 0.99])
   return {
     flood: true,
-    floodSent: sent,
-    floodReplies: received,
-    // when the coordinator cut the flooding client off (null: it never did)
-    floodClosedAfterS: closedAfterS === null ? null : round(closedAfterS, 2),
-    floodCloseCode: closeCode
+    floodRounds: floods.length,
+    floodSent: sum(floods.map((f) => f.sent)),
+    floodReplies: sum(floods.map((f) => f.received)),
+    // when the coordinator cut each flooding client off (null: it never did)
+    floodClosedAfterS: floods.map((f) => f.closedAfterS === null ? null : round(f.closedAfterS, 2)),
+    floodCloseCodes: floods.map((f) => f.closeCode),
+    baselineP50Ms: round(baselineP50, 2),
+    baselineP99Ms: round(baselineP99, 2),
+    // the others' p99 beside the floods over their p99 in the windows between
+    floodP99Ratio: round(p99 / baselineP99, 2)
   }
 }
 
@@ -58,11 +67,13 @@ function floodFigures ({ sent, received, closedAfterS, closeCode }) {
  * @returns {object}
  */
 export function report (options, traffic, idle) {
-  const { summaries, wallS, serverCpuEach, redisCpuS } = traffic
-  const completed = sum(summaries.map((s) => s.completed))
+  const { summaries, baseline, wallS, serverCpuEach, redisCpuS } = traffic
+  // Counts and rates over every measured window; latency over the flooded ones alone with --flood.
+  const windows = [...summaries, ...baseline]
+  const completed = sum(windows.map((s) => s.completed))
   /** @type {Record<string, number>} */
   const errorCodes = {}
-  for (const s of summaries) for (const [code, n] of Object.entries(s.errors)) errorCodes[code] = (errorCodes[code] ?? 0) + n
+  for (const s of windows) for (const [code, n] of Object.entries(s.errors)) errorCodes[code] = (errorCodes[code] ?? 0) + n
   const [p50, p99] = mergedQuantiles(summaries.map((s) => s.latency), [0.5, 0.99])
   const serverCpuS = sum(serverCpuEach)
   return {
@@ -73,8 +84,8 @@ export function report (options, traffic, idle) {
     seconds: options.seconds,
     warmup: options.warmup,
     workers: options.workers,
-    ...(options.rate === null ? {} : { rate: options.rate, behind: sum(summaries.map((s) => s.behind)) }),
-    ...(traffic.flood === null ? {} : floodFigures(traffic.flood)),
+    ...(options.rate === null ? {} : { rate: options.rate, behind: sum(windows.map((s) => s.behind)) }),
+    ...(traffic.floods.length === 0 ? {} : floodFigures(traffic.floods, traffic.baseline, p99)),
     peerRateLimit: options.peerRateLimit,
     transactions: completed,
     tps: Math.round(completed / wallS),
@@ -84,8 +95,8 @@ export function report (options, traffic, idle) {
     maxMs: round(Math.max(...summaries.map((s) => s.latency.max)), 2),
     errors: sum(Object.values(errorCodes)),
     ...(Object.keys(errorCodes).length === 0 ? {} : { errorCodes }),
-    misses: sum(summaries.map((s) => s.misses)),
-    connects: sum(summaries.map((s) => s.connects)),
+    misses: sum(windows.map((s) => s.misses)),
+    connects: sum(windows.map((s) => s.connects)),
     signalsReceived: traffic.signals,
     idle: options.idle,
     bytesPerClient: idle === null ? null : Math.round(idle.bytesPerClient),

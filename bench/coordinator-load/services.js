@@ -15,8 +15,12 @@ import { startRedisCluster } from '../../test/support/redis-cluster.js'
 import { childPids } from './procfs.js'
 
 const BIN = fileURLToPath(new URL('../../coordinator/bin/maygh-coordinator.js', import.meta.url))
-/** `--server bare`: the same frames over a bare `ws` server, started with the same command line. */
-const BARE = fileURLToPath(new URL('./bare-server.js', import.meta.url))
+/** Each `--server`'s script, all started with the coordinator's command line. */
+const SCRIPTS = {
+  coordinator: BIN,
+  bare: fileURLToPath(new URL('./bare-server.js', import.meta.url)),
+  'bittorrent-tracker': fileURLToPath(new URL('./tracker-server.js', import.meta.url))
+}
 const CHILD_HOOKS = new URL('./child-hooks.js', import.meta.url).href
 /** How long a coordinator may take to stop on SIGINT before it is killed. */
 const STOP_TIMEOUT_MS = 5000
@@ -38,9 +42,10 @@ const START_TIMEOUT_MS = 20_000
  * `/healthz` answers 200. Its stop function goes to `onSpawn` at once, so a
  * process that never becomes ready is stopped all the same.
  *
- * @param {{ server: 'coordinator' | 'bare', redisUrl: string | null, cpuProfDir: string | null, peerRateLimit: number }} options
- *   `server`: the coordinator's bin, or the bare `ws` server (bare-server.js),
- *   which ignores the environment below;
+ * @param {{ server: import('./options.js').Options['server'], redisUrl: string | null, cpuProfDir: string | null, peerRateLimit: number }} options
+ *   `server`: the coordinator's bin, the bare `ws` server (bare-server.js) or
+ *   WebTorrent's tracker (tracker-server.js), which ignore the environment below
+ *   but WS_NO_BUFFER_UTIL;
  *   `peerRateLimit`: messages/s one client may send; the bench lifts it by
  *   default, as each of its clients stands for many real peers
  * @param {(stop: () => Promise<void>) => void} onSpawn
@@ -49,10 +54,13 @@ const START_TIMEOUT_MS = 20_000
 export async function startCoordinatorProcess ({ server, redisUrl, cpuProfDir, peerRateLimit }, onSpawn) {
   const port = await freePort()
   const nodeArgs = ['--expose-gc', '--import', CHILD_HOOKS, ...(cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])]
-  const child = spawn(process.execPath, [...nodeArgs, server === 'bare' ? BARE : BIN, '--port', String(port), '--stun-port', '0'], {
+  const child = spawn(process.execPath, [...nodeArgs, SCRIPTS[server], '--port', String(port), '--stun-port', '0'], {
     env: {
       ...process.env,
       LOG_LEVEL: 'silent',
+      // \`ws\` as our package installs it, without the optional native masking addon that
+      // bittorrent-tracker, a dev dependency for this bench, brings into node_modules.
+      WS_NO_BUFFER_UTIL: '1',
       RATE_LIMIT_PER_SECOND: String(peerRateLimit),
       RATE_LIMIT_BURST: String(Math.min(2 * peerRateLimit, 1_000_000)),
       // Every bench client comes from 127.0.0.1; the bench's own check on `ulimit -n` bounds the count.

@@ -1,6 +1,7 @@
 /**
- * The bench's transaction — lookup a random asset, relay a signal to the
- * first holder, swap one held asset for another — and the two ways a worker
+ * The bench's transaction — a client looks up an asset it does not hold,
+ * relays a signal to the first holder, then holds that asset instead of one
+ * of its own (each server's client says how in its protocol) — and the two ways a worker
  * drives it: a closed loop (each client starts its next transaction when the
  * last one ends) and an open loop (transactions start on a fixed schedule,
  * each on an idle client, and latency counts from the scheduled start, so a
@@ -10,10 +11,7 @@ import { sriHash } from '../../client/manifest.js'
 import { LatencySample } from './latency.js'
 import { ReplyError } from './bench-client.js'
 
-/** @typedef {import('./bench-client.js').BenchClient} BenchClient */
-
-/** What a `connect` carries: the shape of a WebRTC offer, opaque to the coordinator. */
-const SIGNAL = Object.freeze({ cid: 'bench', sdp: { type: 'offer', sdp: 'v=0' } })
+/** @typedef {import('./bench-client.js').BenchClient | import('./tracker-client.js').TrackerBenchClient} LoadClient a client of the server under test */
 
 /**
  * @param {number} size
@@ -40,7 +38,7 @@ function randomIndex (n) {
 }
 
 /**
- * @param {BenchClient} client
+ * @param {LoadClient} client
  * @param {string[]} pool larger than what the client holds
  * @returns {string} a random asset the client does not hold
  */
@@ -89,28 +87,23 @@ export class TrafficStats {
  */
 
 /**
- * One transaction: lookup → connect (with `ref`) to the first holder, if any → update.
+ * One transaction: the client fetches an asset it does not hold (lookup and
+ * a signal relayed to the first holder, if any) and then holds it instead of
+ * one it held.
  *
- * @param {BenchClient} client
+ * @param {LoadClient} client
  * @param {string[]} pool
  * @param {TrafficStats} stats
  */
 async function transaction (client, pool, stats) {
-  const hash = pool[randomIndex(pool.length)]
-  const { peers } = await client.request({ type: 'lookup', hash }, 'holders')
-  if (peers.length === 0) {
-    stats.misses++
-  } else {
-    await client.request({ type: 'connect', to: peers[0], signal: SIGNAL }, 'relayed')
-    stats.connects++
-  }
-  await client.swap(assetNotHeld(client, pool), randomIndex(client.held.length))
+  if (await client.transaction(assetNotHeld(client, pool), randomIndex(client.held.length))) stats.connects++
+  else stats.misses++
 }
 
 /**
  * Run one transaction and record its outcome.
  *
- * @param {BenchClient} client
+ * @param {LoadClient} client
  * @param {string[]} pool
  * @param {TrafficStats} stats
  * @param {number} startedAt performance.now() the latency counts from
@@ -131,7 +124,7 @@ async function timedTransaction (client, pool, stats, startedAt) {
 /**
  * Closed loop: every client runs transactions back to back until `until`.
  *
- * @param {BenchClient[]} clients
+ * @param {LoadClient[]} clients
  * @param {string[]} pool
  * @param {TrafficStats} stats
  * @param {number} until performance.now() to stop starting transactions at
@@ -149,7 +142,7 @@ export async function closedLoop (clients, pool, stats, until) {
  * Open loop: `rate` transactions per second, the k-th due at start + k/rate,
  * each started on an idle client as soon as it is due and one is free.
  *
- * @param {BenchClient[]} clients
+ * @param {LoadClient[]} clients
  * @param {string[]} pool
  * @param {TrafficStats} stats
  * @param {{ rate: number, until: number }} pace transactions/s; performance.now() to stop at
@@ -167,7 +160,7 @@ export function openLoop (clients, pool, stats, { rate, until }) {
       while (issued < due() && idle.length > 0) {
         // First in, first out: the load spreads over every client, as over real peers,
         // instead of falling on the few that finished last.
-        const client = /** @type {BenchClient} */ (idle.shift())
+        const client = /** @type {LoadClient} */ (idle.shift())
         const scheduled = start + issued * interval
         issued++
         running++

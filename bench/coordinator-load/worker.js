@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { BenchClient } from './bench-client.js'
+import { TrackerBenchClient } from './tracker-client.js'
 import { assetPool, closedLoop, openLoop, randomAssets, TrafficStats } from './traffic.js'
 import { flood } from './flood.js'
 
@@ -15,25 +16,32 @@ const OPEN_CONCURRENCY = 100
 /** How long transactions still in flight after the end may take before they count as errors. */
 const GRACE_MS = 10_000
 
-const pool = assetPool(/** @type {{ assets: number }} */ (workerData).assets)
-/** @type {BenchClient[]} */
+const { assets, server } = /** @type {{ assets: number, server: import('./options.js').Options['server'] }} */ (workerData)
+const pool = assetPool(assets)
+/** @typedef {BenchClient | TrackerBenchClient} LoadClient */
+/**
+ * A client in the server's protocol: WebTorrent's tracker speaks its own, the bare server the coordinator's.
+ * @type {(url: string) => Promise<LoadClient>}
+ */
+const openClient = server === 'bittorrent-tracker' ? (url) => TrackerBenchClient.open(url) : (url) => BenchClient.open(url)
+/** @type {LoadClient[]} */
 let loadClients = []
-/** @type {BenchClient[]} */
+/** @type {LoadClient[]} */
 let idleClients = []
 
 /**
  * @param {string[]} urls one per client: the coordinator it connects to
  * @param {number} have assets each client joins with
- * @returns {Promise<BenchClient[]>} the clients, open and joined
+ * @returns {Promise<LoadClient[]>} the clients, open and joined
  */
 async function openClients (urls, have) {
-  /** @type {BenchClient[]} */
+  /** @type {LoadClient[]} */
   const clients = new Array(urls.length)
   let next = 0
   const lane = async () => {
     while (next < urls.length) {
       const i = next++
-      const client = await BenchClient.open(urls[i])
+      const client = await openClient(urls[i])
       clients[i] = client
       await client.join(randomAssets(pool, have))
     }
@@ -43,7 +51,7 @@ async function openClients (urls, have) {
 }
 
 /**
- * @param {BenchClient[]} clients
+ * @param {LoadClient[]} clients
  * @returns {Promise<number>} relayed `connect`s the clients had received
  */
 async function closeClients (clients) {
@@ -53,14 +61,15 @@ async function closeClients (clients) {
 }
 
 /**
- * @param {{ seconds: number, rate: number | null }} args rate: this worker's share, or null for a closed loop
+ * @param {{ seconds: number, rate: number | null, resetCounts: boolean }} args rate: this worker's
+ *   share, or null for a closed loop; resetCounts: count relayed signals from this run on
  * @returns {Promise<import('./traffic.js').TrafficSummary>}
  */
-async function run ({ seconds, rate }) {
+async function run ({ seconds, rate, resetCounts }) {
   const stats = new TrafficStats()
-  for (const client of loadClients) { // count this run's only
-    client.signalsIn = 0
-    client.unmatchedErrors = {}
+  for (const client of loadClients) {
+    if (resetCounts) client.signalsIn = 0
+    client.unmatchedErrors = {} // this run's only
   }
   const until = performance.now() + seconds * 1000
   const done = rate === null ? closedLoop(loadClients, pool, stats, until) : openLoop(loadClients, pool, stats, { rate, until })
@@ -81,7 +90,7 @@ async function run ({ seconds, rate }) {
  * Count the requests still unanswered after the grace period as errors
  * `BENCH_TIMEOUT_<type>`, so the report says which message went unanswered.
  *
- * @param {BenchClient[]} clients
+ * @param {LoadClient[]} clients
  * @param {TrafficStats} stats
  */
 function countUnanswered (clients, stats) {

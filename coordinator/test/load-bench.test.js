@@ -1,8 +1,8 @@
 /**
  * The coordinator load generator (bench/coordinator-load.js) runs as a user
  * runs it: a short run on the in-process store prints one JSON line with
- * every figure, so does one against the bare `ws` server (`--server bare`),
- * and bad flags exit 2. No figure is held to a value: the
+ * every figure, so do runs against the bare `ws` server (`--server bare`)
+ * and WebTorrent's tracker (`--server bittorrent-tracker`), and bad flags exit 2. No figure is held to a value: the
  * bench measures, the test only checks that it works.
  */
 import { test } from 'node:test'
@@ -11,14 +11,16 @@ import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const BENCH = fileURLToPath(new URL('../../bench/coordinator-load.js', import.meta.url))
+const COMPARE = fileURLToPath(new URL('../../bench/coordinator-compare.js', import.meta.url))
 
 /**
  * @param {string[]} args
+ * @param {string} [script] the load generator, or the comparison that runs it
  * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
  */
-function runBench (args) {
+function runBench (args, script = BENCH) {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BENCH, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [script, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1
       resolve({ code, stdout, stderr })
     })
@@ -45,25 +47,63 @@ test('a one-second run on the memory store prints one JSON line with every figur
   assert.equal(result.signalsReceived, result.connects, 'every relayed connect reached its target')
 })
 
-test('--server bare answers the same transactions with no errors, every relayed connect delivered', async () => {
-  const { code, stdout, stderr } = await runBench(['--server', 'bare', '--seconds', '1', '--warmup', '0.2', '--clients', '50', '--idle', '100', '--store', 'memory'])
+for (const server of ['bare', 'bittorrent-tracker']) {
+  test(`--server ${server} runs the same transactions with no errors, every relayed offer delivered`, async () => {
+    const { code, stdout, stderr } = await runBench(['--server', server, '--seconds', '1', '--warmup', '0.2', '--clients', '50', '--assets', '100', '--idle', '100', '--store', 'memory'])
+    assert.equal(code, 0, stderr)
+    const lines = stdout.trim().split('\n')
+    assert.equal(lines.length, 1, stdout)
+    const result = JSON.parse(lines[0])
+    assert.equal(result.server, server)
+    for (const field of NUMBERS) assert.ok(Number.isFinite(result[field]), `${field} in ${lines[0]}`)
+    assert.ok(result.transactions > 0, lines[0])
+    assert.ok(result.bytesPerClient > 0, lines[0])
+    assert.equal(result.errors, 0, lines[0])
+    // 50 clients hold 20 of 100 assets each: an asset has 10 holders on average, so most lookups find one.
+    assert.ok(result.connects > 10 * result.misses, lines[0])
+    assert.equal(result.connects + result.misses, result.transactions, lines[0])
+    assert.equal(result.signalsReceived, result.connects, 'every relayed offer reached its target')
+  })
+}
+
+test('--flood pairs windows with and without a flooding client; each flooder is cut off at the production rate limit', async () => {
+  const { code, stdout, stderr } = await runBench(['--flood', '--flood-rounds', '2', '--peer-rate-limit', '200', '--rate', '300', '--seconds', '1',
+    '--warmup', '0.2', '--clients', '50', '--assets', '100', '--idle', '0', '--store', 'memory'])
   assert.equal(code, 0, stderr)
-  const lines = stdout.trim().split('\n')
-  assert.equal(lines.length, 1, stdout)
-  const result = JSON.parse(lines[0])
-  assert.equal(result.server, 'bare')
-  for (const field of NUMBERS) assert.ok(Number.isFinite(result[field]), `${field} in ${lines[0]}`)
-  assert.ok(result.transactions > 0, lines[0])
-  assert.equal(result.errors, 0, lines[0])
-  // 50 joined clients: every lookup names another one, so every transaction relays a connect.
-  assert.equal(result.misses, 0, lines[0])
-  assert.equal(result.connects, result.transactions, lines[0])
-  assert.equal(result.signalsReceived, result.connects, 'every relayed connect reached its target')
+  const result = JSON.parse(stdout)
+  assert.equal(result.floodRounds, 2, stdout)
+  assert.deepEqual(result.floodCloseCodes, [1008, 1008], stdout)
+  assert.ok(result.floodClosedAfterS.every((/** @type {number} */ s) => s > 0 && s < 1), stdout)
+  for (const field of ['baselineP50Ms', 'baselineP99Ms', 'floodP99Ratio']) assert.ok(Number.isFinite(result[field]) && result[field] > 0, `${field} in ${stdout}`)
+  // Two windows of each kind at 300/s: the others' transactions all went through, none refused.
+  assert.equal(result.errors, 0, stdout)
+  assert.ok(result.transactions >= 1000, stdout)
+  assert.equal(result.connects + result.misses, result.transactions, stdout)
+  assert.equal(result.signalsReceived, result.connects, 'every relayed connect of every window reached its target')
 })
 
-test('bad flags exit 2 with a message; memory cannot be shared by two processes, and --server bare needs both', async () => {
+test('bench:compare runs the coordinator, the tracker and the bare server in turn and prints their ratios', async () => {
+  const { code, stdout, stderr } = await runBench(['--rounds', '1', '--seconds', '0.5', '--warmup', '0.2', '--idle', '200'], COMPARE)
+  assert.equal(code, 0, stderr)
+  const result = JSON.parse(stdout)
+  assert.deepEqual(Object.keys(result.servers), ['coordinator/memory', 'bittorrent-tracker', 'bare ws'])
+  for (const figures of Object.values(result.servers)) {
+    for (const figure of ['tpsPerCoreS', 'p50Ms', 'p99Ms', 'bytesPerClient']) assert.ok(figures[figure].min > 0, `${figure} in ${stdout}`)
+  }
+  for (const other of ['bittorrent-tracker', 'bare ws']) {
+    const ratio = result.ratios[`coordinator/memory / ${other}`]
+    assert.equal(ratio.tpsPerCoreS.median, Math.round(result.servers['coordinator/memory'].tpsPerCoreS.median / result.servers[other].tpsPerCoreS.median * 100) / 100, stdout)
+    assert.ok(ratio.bytesPerClient.median > 0, stdout)
+  }
+  const bad = await runBench(['--rounds', '0'], COMPARE)
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--rounds must be an integer from 1 to 20, got "0"/)
+})
+
+test('bad flags exit 2 with a message; memory cannot be shared by two processes, the other servers need both, the tracker takes no flood', async () => {
   for (const args of [['--processes', '2', '--store', 'memory'], ['--store', 'disk'], ['--seconds', 'x'], ['--bogus'],
-    ['--server', 'nginx'], ['--server', 'bare', '--store', 'redis'], ['--server', 'bare', '--processes', '2', '--store', 'redis']]) {
+    ['--server', 'nginx'], ['--server', 'bare', '--store', 'redis'], ['--server', 'bare', '--processes', '2', '--store', 'redis'],
+    ['--server', 'bittorrent-tracker', '--store', 'cluster'], ['--server', 'bittorrent-tracker', '--flood']]) {
     const { code, stdout, stderr } = await runBench(args)
     assert.equal(code, 2, `${args.join(' ')}: ${stderr}`)
     assert.equal(stdout, '')
@@ -71,9 +111,10 @@ test('bad flags exit 2 with a message; memory cannot be shared by two processes,
   }
   const { stderr } = await runBench(['--processes', '2', '--store', 'memory'])
   assert.match(stderr, /--store memory .* processes cannot share/)
-  assert.match((await runBench(['--server', 'nginx'])).stderr, /--server must be one of coordinator, bare, got "nginx"/)
+  assert.match((await runBench(['--server', 'nginx'])).stderr, /--server must be one of coordinator, bare, bittorrent-tracker, got "nginx"/)
   for (const args of [['--store', 'redis'], ['--processes', '2']]) {
     const { stderr } = await runBench(['--server', 'bare', ...args])
     assert.match(stderr, /--server bare is one process with no store: use --store memory and --processes 1/, args.join(' '))
   }
+  assert.match((await runBench(['--server', 'bittorrent-tracker', '--flood'])).stderr, /--flood sends the coordinator's lookups, which bittorrent-tracker does not speak/)
 })
