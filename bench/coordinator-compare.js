@@ -7,12 +7,13 @@
  * so that a machine that slows down or speeds up weighs on all alike. Each
  * ratio is taken within a round, then summarised over the rounds.
  *
- *   npm run bench:compare -- [--rounds R] [--seconds S] [--warmup S] [--idle I] [--redis]
+ *   npm run bench:compare -- [--rounds R] [--seconds S] [--warmup S] [--idle I] [--rate R] [--redis]
  *
- * --redis adds the coordinator on one Redis. Prints one JSON line: per server,
- * min / median / max of transactions per server core-second, p50, p99 and
- * bytes per idle client; then the coordinator's ratios to the others.
- * Progress goes to stderr.
+ * --redis adds the coordinator on one Redis; --rate runs each at that fixed
+ * rate (an open loop) instead of as fast as it goes, to compare latencies.
+ * Prints one JSON line: per server, min / median / max of transactions per
+ * server core-second, p50, p99 and bytes per idle client; then the
+ * coordinator's ratios to the others. Progress goes to stderr.
  */
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -30,12 +31,13 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
     idle: { type: 'string', default: '10000' },
+    rate: { type: 'string' },
     redis: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false }
   }
 })
 if (values.help) {
-  process.stdout.write('Usage: npm run bench:compare -- [--rounds R (3)] [--seconds S (10)] [--warmup S (2)] [--idle I (10000)] [--redis]\n')
+  process.stdout.write('Usage: npm run bench:compare -- [--rounds R (3)] [--seconds S (10)] [--warmup S (2)] [--idle I (10000)] [--rate R] [--redis]\n')
   process.exit(0)
 }
 const rounds = Number(values.rounds)
@@ -45,7 +47,7 @@ if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) {
 }
 
 // Checked by the load generator, which exits 2 on a bad one.
-const common = ['--seconds', values.seconds, '--warmup', values.warmup, '--idle', values.idle]
+const common = ['--seconds', values.seconds, '--warmup', values.warmup, '--idle', values.idle, ...(values.rate === undefined ? [] : ['--rate', values.rate])]
 /** @type {Entry[]} */
 const entries = [
   { name: 'coordinator/memory', args: ['--server', 'coordinator', '--store', 'memory'] },
@@ -105,6 +107,7 @@ for (const ours of entries.filter((e) => e.name.startsWith('coordinator/'))) {
     const b = /** @type {Figures[]} */ (runs.get(other.name))
     ratios[`${ours.name} / ${other.name}`] = {
       tpsPerCoreS: spread(a.map((r, i) => Math.round(r.tpsPerCoreS / b[i].tpsPerCoreS * 100) / 100)),
+      p99Ms: spread(a.map((r, i) => Math.round(r.p99Ms / b[i].p99Ms * 100) / 100)),
       bytesPerClient: spread(a.map((r, i) => r.bytesPerClient === null || b[i].bytesPerClient === null ? null : Math.round(r.bytesPerClient / /** @type {number} */ (b[i].bytesPerClient) * 100) / 100))
     }
   }
