@@ -1,9 +1,11 @@
 /**
- * One load-generating client: a plain `ws` WebSocket speaking the coordinator
- * protocol (docs/protocol.md). Requests carry a `ref` and resolve with the
- * reply that echoes it; an `error` reply rejects with a {@link ReplyError}.
- * Relayed `connect`s from other clients are only counted, and the assets the
- * client holds are kept here so that an update can swap one for another.
+ * Load-generating clients: {@link LoadClient}, what every one has whatever
+ * its server's protocol, and {@link BenchClient}, a plain `ws` WebSocket
+ * speaking the coordinator protocol (docs/protocol.md). Its requests carry a
+ * `ref` and resolve with the reply that echoes it; an `error` reply rejects
+ * with a {@link ReplyError}. Relayed `connect`s from other clients are only
+ * counted, and the assets the client holds are kept so that an update can
+ * swap one for another.
  */
 import { once } from 'node:events'
 import WebSocket from 'ws'
@@ -76,6 +78,26 @@ export class LoadClient {
    */
   receive (text) {
     throw new Error(`${this.constructor.name} does not read ${text.length}-character frames`)
+  }
+
+  /**
+   * @param {string[]} have the assets to join with
+   * @returns {Promise<unknown>} once joined
+   * @abstract
+   */
+  join (have) {
+    throw new Error(`${this.constructor.name} cannot join with ${have.length} assets`)
+  }
+
+  /**
+   * One transaction: fetch `add`, then hold it instead of the asset at `index` in {@link held}.
+   * @param {string} add an asset not held
+   * @param {number} index of the asset to drop
+   * @returns {Promise<boolean>} whether a holder was found and sent a signal
+   * @abstract
+   */
+  transaction (add, index) {
+    throw new Error(`${this.constructor.name} cannot fetch ${add} for the asset at ${index}`)
   }
 
   /** @param {string} code */

@@ -11,7 +11,7 @@ import { sriHash } from '../../client/manifest.js'
 import { LatencySample } from './latency.js'
 import { ReplyError } from './bench-client.js'
 
-/** @typedef {import('./bench-client.js').BenchClient | import('./tracker-client.js').TrackerBenchClient} LoadClient a client of the server under test */
+/** @typedef {import('./bench-client.js').LoadClient<unknown>} LoadClient a client of the server under test, in its protocol */
 
 /**
  * @param {number} size

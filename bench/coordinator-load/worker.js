@@ -18,12 +18,12 @@ const GRACE_MS = 10_000
 
 const { assets, server } = /** @type {{ assets: number, server: import('./options.js').Options['server'] }} */ (workerData)
 const pool = assetPool(assets)
-/** @typedef {BenchClient | TrackerBenchClient} LoadClient */
+/** @typedef {import('./bench-client.js').LoadClient<unknown>} LoadClient */
 /**
- * A client in the server's protocol: WebTorrent's tracker speaks its own, the bare server the coordinator's.
- * @type {(url: string) => Promise<LoadClient>}
+ * The server's protocol: WebTorrent's tracker speaks its own, the bare server the coordinator's.
+ * @type {{ open: (url: string) => Promise<LoadClient> }}
  */
-const openClient = server === 'bittorrent-tracker' ? (url) => TrackerBenchClient.open(url) : (url) => BenchClient.open(url)
+const Client = server === 'bittorrent-tracker' ? TrackerBenchClient : BenchClient
 /** @type {LoadClient[]} */
 let loadClients = []
 /** @type {LoadClient[]} */
@@ -41,7 +41,7 @@ async function openClients (urls, have) {
   const lane = async () => {
     while (next < urls.length) {
       const i = next++
-      const client = await openClient(urls[i])
+      const client = await Client.open(urls[i])
       clients[i] = client
       await client.join(randomAssets(pool, have))
     }
