@@ -62,7 +62,14 @@ export const COORDINATOR_ERRORS = /* @__PURE__ */ defineArea('coordinator', {}, 
   MGH_ERR_STORE: ['the coordinator store failed; try again', { status: 503 }],
   MGH_ERR_HTTP_NOT_FOUND: ['no such HTTP endpoint (try /healthz, /readyz, /stats or /metrics)', { status: 404 }],
   MGH_ERR_SHUTTING_DOWN: ['coordinator is shutting down; reconnect', { close: 1012 }],
-  MGH_ERR_DRAINING: ['coordinator is draining; join one of the alternates', { close: 1012 }]
+  MGH_ERR_DRAINING: ['coordinator is draining; join one of the alternates', { close: 1012 }],
+  MGH_ERR_ORIGIN_NOT_ALLOWED: ['this coordinator does not serve pages of this origin', { close: 1008 }],
+  MGH_ERR_TOKEN_MISSING: ['join needs a token from the site (data-token)', { close: 1008 }],
+  MGH_ERR_TOKEN_INVALID: ['join token is malformed or not signed by a secret of this coordinator', { close: 1008 }],
+  MGH_ERR_TOKEN_EXPIRED: ['join token has expired; reload the page for a fresh one', { close: 1008 }],
+  MGH_ERR_TOKEN_ORIGIN: ['join token was issued for another origin', { close: 1008 }],
+  MGH_ERR_NOT_INTRODUCED: 'no lookup introduced these two peers (or the introduction has expired)',
+  MGH_ERR_SIGNAL_BUDGET: 'signals between these two peers exceed what one introduction allows'
 })
 
 /** Client errors: carried in `err.code` and in `error` / `reject` events; each ends one attempt. */

@@ -11,6 +11,8 @@ import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
 const defaults = {
   /** coordinator WebSocket URL, or several separated by commas or spaces (`data-coordinator`); none = cache + origin only */
   coordinator: '',
+  /** join token the site's backend signed for this page (`data-token`), when its coordinators require one */
+  token: '',
   /** manifest URL (`data-manifest`) */
   manifest: '/maygh-manifest.json',
   /** IndexedDB byte quota in MB (`data-quota-mb`); LRU eviction above it */
@@ -57,6 +59,7 @@ export function readConfig (data, warn = () => {}) {
   const config = { ...DEFAULTS }
   if (data.coordinator) config.coordinator = data.coordinator
   if (data.manifest) config.manifest = data.manifest
+  if (data.token) config.token = data.token
   for (const [key, [min, max]] of Object.entries(RANGES)) {
     const raw = data[key]
     if (raw === undefined || raw === '') continue

@@ -33,11 +33,12 @@ function start () {
   })
   const cacheReady = cache.open()
 
-  const signaling = peers ? new Signaling({ urls, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: () => cache.hashes() }) : null
+  const signaling = peers ? new Signaling({ urls, token: config.token, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: () => cache.hashes() }) : null
   /** Resolves true once joined, false if the first join took longer than `joinTimeoutMs` (or there is no coordinator). */
   const ready = new Promise((resolve) => {
     if (!signaling) return resolve(false)
     signaling.on('welcome', () => resolve(true))
+    signaling.on('refused', () => resolve(false))
     cacheReady.then(() => {
       signaling.start()
       setTimeout(() => resolve(false), config.joinTimeoutMs)

@@ -39,7 +39,7 @@ export class PeerPool {
     /** @type {Map<string, object[]>} signals that arrived before their offer, by key */
     this.early = new Map()
     // signaling checked that `from` is a string and `signal` an object; onSignal checks `cid`
-    options.signaling.on('connect', (/** @type {{ from: string, signal: IncomingSignal }} */ msg) => this.onSignal(msg.from, msg.signal))
+    options.signaling.on('connect', (/** @type {{ from: string, signal: IncomingSignal, introduced?: unknown }} */ msg) => this.onSignal(msg.from, msg.signal, msg.introduced === true))
     // A connection still being set up has lost its signalling path (and the
     // peer id it was set up under): fail it now, so its load moves on to the
     // next holder or the origin instead of waiting out connectTimeoutMs.
@@ -139,8 +139,10 @@ export class PeerPool {
   /**
    * @param {string} from
    * @param {IncomingSignal} signal
+   * @param {boolean} [introduced] the coordinator says a lookup introduced `from` to us (or us to it):
+   *   an offer is answered only then
    */
-  onSignal (from, signal) {
+  onSignal (from, signal, introduced = false) {
     if (typeof signal.cid !== 'string') return
     const key = `${from} ${signal.cid}`
     const link = this.links.get(key)
@@ -149,16 +151,19 @@ export class PeerPool {
       return
     }
     if (signal.sdp?.type === 'offer') {
+      if (!introduced) return
       if (this.links.size >= MAX_LINKS && !this.closeIdlest()) return
       const incoming = this.createLink(from, signal.cid, false)
       incoming.opened.then((channel) => this.attach(incoming, channel), () => {})
       incoming.handle(signal)
       return
     }
-    // A candidate ahead of its offer (possible across coordinator shards): keep it briefly.
-    if (signal.candidate && this.early.size < 64) {
-      if (!this.early.has(key)) setTimeout(() => this.early.delete(key), 10000)
-      this.early.set(key, [...(this.early.get(key) ?? []), signal])
+    // A candidate ahead of its offer (possible across coordinator shards): keep a few briefly.
+    const early = this.early.get(key) ?? []
+    if (signal.candidate && early.length < 32 && (early.length || this.early.size < 64)) {
+      if (!early.length) setTimeout(() => this.early.delete(key), 10000)
+      early.push(signal)
+      this.early.set(key, early)
     }
   }
 }

@@ -2,7 +2,9 @@
  * The coordinator connection (docs/protocol.md, "Coordinator protocol"): one
  * WebSocket, `join` on every (re)connect with the current holdings, requests
  * matched to replies by `ref`. Emits `welcome` (each join), `connect` (signals
- * from peers), `down` (socket lost or left) and `warning` (unsolicited errors).
+ * from peers), `down` (socket lost or left), `warning` (unsolicited errors) and
+ * `refused` (the site's coordinators will not serve this page: its origin is
+ * not allowed or its join token is bad; the client stops trying).
  *
  * Coordinators come and go (a shard dies, drains for a restart, restarts), so
  * the client knows several: the configured URLs plus every `alternates` one
@@ -28,6 +30,11 @@ export const BAR_MS = 60000
 export const STALE_MS = 5000
 /** coordinator URLs kept at most (a guard against a runaway `alternates`) */
 const MAX_URLS = 64
+/**
+ * Refusals no other coordinator of the site would lift (they share the
+ * allow-list and secrets): the page stops using coordinators and loads from the origin.
+ */
+const REFUSALS = ['MGH_ERR_ORIGIN_NOT_ALLOWED', 'MGH_ERR_TOKEN_MISSING', 'MGH_ERR_TOKEN_INVALID', 'MGH_ERR_TOKEN_EXPIRED', 'MGH_ERR_TOKEN_ORIGIN']
 
 /**
  * A request waiting for its reply; replies are the coordinator's JSON, checked where they are used.
@@ -43,12 +50,15 @@ const coded = (msg) => Object.assign(new Error(msg.message), { code: msg.code })
 
 export class Signaling extends Emitter {
   /**
-   * @param {{ urls: string[], backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], random?: () => number }} options
-   *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always)
+   * @param {{ urls: string[], token?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], random?: () => number }} options
+   *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always);
+   *   `token`: the join token the site gave the page (`data-token`), if it uses them
    */
   constructor (options) {
     super()
     this.options = options
+    /** the join token to send: the site's, then the fresh one each `welcome` brings */
+    this.token = options.token
     this.random = options.random ?? Math.random
     /** @type {Map<string, string>} every coordinator URL known, as first given, by its resolved form (so one coordinator is listed once) */
     this.urls = new Map()
@@ -176,7 +186,8 @@ export class Signaling extends Emitter {
   /** @param {string[]} have */
   async join (have) {
     try {
-      const welcome = await this.request({ type: 'join', have }, 10000, { beforeJoin: true })
+      const welcome = await this.request({ type: 'join', have, ...(this.token ? { token: this.token } : {}) }, 10000, { beforeJoin: true })
+      if (typeof welcome.token === 'string') this.token = welcome.token
       this.id = welcome.id
       this.iceServers = Array.isArray(welcome.iceServers) ? welcome.iceServers : []
       this.limits = { ...this.limits, ...welcome.limits }
@@ -206,6 +217,7 @@ export class Signaling extends Emitter {
     // `welcome`, `move` and MGH_ERR_DRAINING name the other live coordinators.
     this.learn(msg?.alternates)
     if (msg?.type === 'move') return this.drop(true)
+    if (msg?.type === 'error' && REFUSALS.includes(msg.code)) return this.refuse(msg)
     const w = this.waiting.get(msg?.ref)
     if (w) {
       this.settle(w, msg.type === 'error' ? null : msg, msg.type === 'error' ? coded(msg) : null)
@@ -276,10 +288,22 @@ export class Signaling extends Emitter {
     return true
   }
 
-  stop () {
+  /**
+   * This page may not use the site's coordinators: stop, fail what waits, say why.
+   * @param {{ code: string, message: string }} msg the refusal
+   */
+  refuse (msg) {
+    this.stop(coded(msg))
+    this.emit('warning', msg)
+    this.emit('refused', msg)
+  }
+
+  /** @param {Error} [err] what requests still waiting fail with (default MGH_ERR_OFFLINE) */
+  stop (err = new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE)) {
     this.stopped = true
+    this.joined = false
     clearTimeout(this.timer)
-    for (const w of this.parked) this.settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
+    for (const w of [...this.waiting.values(), ...this.parked]) this.settle(w, null, err)
     this.ws?.close()
   }
 }

@@ -25,7 +25,7 @@ const MAX_QUEUED = 256
 
 /**
  * @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} Asset
- * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, got: number, type?: string }} Pending
+ * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, size: number, got: number, type?: string }} Pending
  * @typedef {object} TransferOptions
  * @property {(hash: string) => Promise<Asset | null>} serve the held asset, verified, or null
  * @property {number} [stallMs] give up on our requests after this long without a message
@@ -78,7 +78,7 @@ export class Transfer {
     return new Promise((resolve, reject) => {
       const id = this.nextId++
       this.lastActive = Date.now()
-      this.pending.push({ id, hash, maxBytes, resolve, reject, got: 0 })
+      this.pending.push({ id, hash, maxBytes, resolve, reject, size: 0, got: 0 })
       this.send(JSON.stringify({ t: 'get', id, hash }))
       this.armStall()
     })
@@ -104,7 +104,9 @@ export class Transfer {
       case 'ok':
         if (!head || head.buf || msg.id !== head.id) return this.fail('unexpected ok')
         if (!Number.isInteger(msg.size) || msg.size < 0 || msg.size > head.maxBytes) return this.fail('bad size')
-        head.buf = new Uint8Array(msg.size)
+        // Grown as bytes come (onChunk), so a peer announcing a large size and sending nothing costs little.
+        head.buf = new Uint8Array(Math.min(msg.size, 1 << 20))
+        head.size = msg.size
         head.type = typeof msg.type === 'string' ? msg.type : ''
         if (msg.size === 0) this.settle()
         return
@@ -123,10 +125,16 @@ export class Transfer {
   onChunk (chunk) {
     const head = this.pending[0]
     if (!head?.buf) return this.fail('unexpected binary frame')
-    if (head.got + chunk.length > head.buf.length) return this.fail('more bytes than announced')
+    const got = head.got + chunk.length
+    if (got > head.size) return this.fail('more bytes than announced')
+    if (got > head.buf.length) {
+      const grown = new Uint8Array(Math.min(head.size, Math.max(got, head.buf.length * 2)))
+      grown.set(head.buf.subarray(0, head.got))
+      head.buf = grown
+    }
     head.buf.set(chunk, head.got)
-    head.got += chunk.length
-    if (head.got === head.buf.length) this.settle()
+    head.got = got
+    if (got === head.size) this.settle()
   }
 
   settle () {

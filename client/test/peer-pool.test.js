@@ -25,6 +25,8 @@ class FakePeerConnection {
   }
 
   async createOffer () { return { type: 'offer', sdp: 'v=0' } }
+  async createAnswer () { return { type: 'answer', sdp: 'v=0' } }
+  async setRemoteDescription () {}
   /** @param {RTCSessionDescriptionInit} d */
   async setLocalDescription (d) { this.localDescription = d }
   close () {}
@@ -55,4 +57,24 @@ test('when the coordinator connection goes, connections being set up fail with M
   assert.equal(failure(), 'MGH_ERR_OFFLINE', 'failed without any timer running')
   assert.deepEqual(pool.connected(), ['open-peer'])
   assert.equal(pool.links.size, 1)
+})
+
+test('an offer is answered only when the coordinator says it introduced its sender', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  /** @type {object[]} */
+  const sent = []
+  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: (/** @type {object} */ m) => sent.push(m) })
+  const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
+  const offer = { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } }
+  signaling.emit('connect', { from: 'stranger', signal: offer })
+  signaling.emit('connect', { from: 'stranger', signal: { ...offer, cid: 'c2' }, introduced: 'yes' })
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(pool.links.size, 0, 'no connection set up for an offer the coordinator did not vouch for')
+  assert.deepEqual(sent, [])
+  signaling.emit('connect', { from: 'asker', signal: offer, introduced: true })
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual([...pool.links.keys()], ['asker c1'])
+  assert.deepEqual(sent, [{ type: 'connect', to: 'asker', signal: { cid: 'c1', sdp: { type: 'answer', sdp: 'v=0' } } }])
 })

@@ -12,6 +12,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
 import { startCoordinator } from '../../coordinator/src/server.js'
+import { signJoinToken, verifyJoinToken } from '../../coordinator/src/join-token.js'
 import { ERRORS, PEER_ID_PATTERN } from '../../protocol/index.js'
 import { Signaling, BAR_MS, STALE_MS } from '../src/signaling.js'
 import { coordinatorUrls } from '../src/config.js'
@@ -521,4 +522,54 @@ test('MGH_ERR_RATE_LIMITED without a ref fails every request sent before it at o
   ws.receive({ type: 'holders', hash: h(1), peers: [], ref: ws.sent[1].ref })
   ws.receive({ type: 'holders', hash: h(3), peers: [], ref: ws.sent[4].ref })
   assert.deepEqual((await after).hash, h(3))
+})
+
+test('a page its site\'s coordinators refuse (origin not allowed, bad token) stops trying at once; a good token is renewed by each welcome', async () => {
+  const SHOP = 'https://shop.example'
+  const SECRET = 'a-secret-of-at-least-32-characters!'
+  const coordinator = await startCoordinator({ port: 0, stunPort: 0, allowedOrigins: [SHOP], tokenSecrets: [SECRET] })
+  const real = globalThis.WebSocket
+  /** @param {string} origin the page's origin, as a browser would send it */
+  const pageAt = (origin) => {
+    globalThis.WebSocket = /** @type {any} */ (class extends WebSocket { constructor (/** @type {string} */ url) { super(url, { origin }) } })
+  }
+  /** @type {Signaling[]} */
+  const clients = []
+  /** @param {string} [token] */
+  const client = (token) => {
+    const s = new Signaling({ urls: [coordinator.url], token, backoffBaseMs: 20, backoffMaxMs: 40, getHave: () => [] })
+    clients.push(s)
+    return s
+  }
+  /** @param {Signaling} s @returns {Promise<any>} the refusal */
+  const refusal = (s) => new Promise((resolve) => s.on('refused', resolve))
+  try {
+    pageAt(SHOP)
+    const token = signJoinToken({ origin: SHOP, visitor: 'v' }, SECRET)
+    const good = client(token)
+    good.start()
+    await welcomed(good)
+    assert.notEqual(good.token, token, 'the welcome brought a fresh token')
+    assert.equal(verifyJoinToken(good.token, [SECRET], { origin: SHOP }).visitor, 'v')
+
+    for (const [origin, given, code] of [
+      [SHOP, undefined, 'MGH_ERR_TOKEN_MISSING'],
+      [SHOP, token.slice(0, -2) + 'AA', 'MGH_ERR_TOKEN_INVALID'],
+      ['https://evil.example', token, 'MGH_ERR_ORIGIN_NOT_ALLOWED']
+    ]) {
+      pageAt(/** @type {string} */ (origin))
+      const s = client(given)
+      const lookup = new Promise((resolve) => s.on('refused', () => resolve(s.request({ type: 'lookup', hash: h(1) }, 2000).catch((err) => err.code))))
+      s.start()
+      assert.equal((await refusal(s)).code, code)
+      assert.equal(s.stopped, true)
+      assert.equal(await lookup, 'MGH_ERR_OFFLINE', 'a lookup after the refusal fails at once (the load goes to the origin)')
+    }
+    const connections = coordinator.counters.connections
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.equal(coordinator.counters.connections, connections, 'no reconnection after a refusal, whatever the backoff')
+  } finally {
+    globalThis.WebSocket = real
+    await Promise.all([...clients.map((s) => s.ws ? stopped(s) : s.stop()), coordinator.close()])
+  }
 })

@@ -29,6 +29,12 @@ export const OPTIONS = Object.freeze({
   'max-connections-per-ip': ['maxConnectionsPerIp', 'MAX_CONNECTIONS_PER_IP', Number],
   'join-deadline-ms': ['joinDeadlineMs', 'JOIN_DEADLINE_MS', Number],
   'max-send-buffer-bytes': ['maxSendBufferBytes', 'MAX_SEND_BUFFER_BYTES', Number],
+  'allowed-origins': ['allowedOrigins', 'ALLOWED_ORIGINS', parseList],
+  'token-secrets': ['tokenSecrets', 'TOKEN_SECRETS', parseList],
+  'token-renew-seconds': ['tokenRenewSeconds', 'TOKEN_RENEW_SECONDS', Number],
+  'introduction-ttl-ms': ['introductionTtlMs', 'INTRODUCTION_TTL_MS', Number],
+  'introduction-signal-bytes': ['introductionSignalBytes', 'INTRODUCTION_SIGNAL_BYTES', Number],
+  'max-introductions': ['maxIntroductions', 'MAX_INTRODUCTIONS', Number],
   'log-level': ['logLevel', 'LOG_LEVEL', String],
   'log-ips': ['logIps', 'LOG_IPS', parseBoolean]
 })
@@ -42,6 +48,14 @@ function parseBoolean (text) {
   if (['1', 'true', 'yes', 'on'].includes(value)) return true
   if (['0', 'false', 'no', 'off'].includes(value)) return false
   throw new TypeError(`expected true or false, got ${JSON.stringify(text)}`)
+}
+
+/**
+ * @param {string} text items separated by commas (and any spaces around them)
+ * @returns {string[]}
+ */
+function parseList (text) {
+  return text.split(',').map((item) => item.trim()).filter(Boolean)
 }
 
 /**

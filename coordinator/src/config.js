@@ -6,6 +6,7 @@
 import { LIMITS } from '../../protocol/index.js'
 import { POLICY_DEFAULTS } from './policy/peer-selection.js'
 import { LEVELS as LOG_LEVELS } from './logger.js'
+import { MIN_SECRET_LENGTH, isOrigin } from './join-token.js'
 
 /** Defaults; DESCRIPTIONS says what each means, README.md "Configuration" lists each with its env var and flag. */
 const defaults = {
@@ -35,6 +36,12 @@ const defaults = {
   rateLimitPerSecond: 200,
   rateLimitBurst: 400,
   rateLimitCloseAfter: 1000,
+  allowedOrigins: /** @type {string[] | null} */ (null),
+  tokenSecrets: /** @type {string[] | null} */ (null),
+  tokenRenewSeconds: 3600,
+  introductionTtlMs: 30_000,
+  introductionSignalBytes: 32 * 1024,
+  maxIntroductions: 256,
   logLevel: 'info',
   logIps: false
 }
@@ -74,6 +81,12 @@ export const DESCRIPTIONS = Object.freeze({
   rateLimitPerSecond: 'messages a peer may send per second, sustained; the first one over gets MGH_ERR_RATE_LIMITED, the rest are dropped unread',
   rateLimitBurst: 'messages a peer may send in a burst',
   rateLimitCloseAfter: 'messages dropped in a row by the rate limit before the socket is closed (MGH_ERR_RATE_LIMITED)',
+  allowedOrigins: 'origins (`https://shop.example`, comma separated) whose pages may use this coordinator; a socket from any other, or with no Origin header, is closed with MGH_ERR_ORIGIN_NOT_ALLOWED; none = any origin (logged as a warning at start unless tokenSecrets is set)',
+  tokenSecrets: 'secrets (comma separated, each at least 32 characters) that sign join tokens (`maygh-token`); with any, a join needs a valid token for its page\'s origin. The first signs the fresh token each `welcome` carries; the others still verify (rotation)',
+  tokenRenewSeconds: 'lifetime of the fresh token each `welcome` carries (the client joins with it next time)',
+  introductionTtlMs: 'how long after a lookup introduced two peers they may send each other `connect` signals; any other `connect` gets MGH_ERR_NOT_INTRODUCED',
+  introductionSignalBytes: 'signal bytes one peer may send another per introduction (an offer or answer is 1-3 KB, an ICE candidate 0.2 KB); more get MGH_ERR_SIGNAL_BUDGET',
+  maxIntroductions: 'introductions kept per peer (the oldest go first)',
   logLevel: 'log level: fatal, error, warn, info, debug, trace or silent',
   logIps: 'log client IP addresses (off: addresses are never logged)'
 })
@@ -102,7 +115,11 @@ const INTEGER_RANGES = /** @type {const} */ ({
   maxConnections: [1, 10_000_000],
   maxConnectionsPerIp: [0, 10_000_000],
   joinDeadlineMs: [100, 3_600_000],
-  maxSendBufferBytes: [16 * 1024, 1024 * 1024 * 1024]
+  maxSendBufferBytes: [16 * 1024, 1024 * 1024 * 1024],
+  tokenRenewSeconds: [60, 7 * 86400],
+  introductionTtlMs: [1000, 3_600_000],
+  introductionSignalBytes: [1024, 16 * 1024 * 1024],
+  maxIntroductions: [1, 100_000]
 })
 
 /**
@@ -156,6 +173,15 @@ export function resolveConfig (options = {}) {
   }
   if (config.publicUrl !== null && !/^wss?:\/\/./.test(String(config.publicUrl))) {
     throw new TypeError('option "publicUrl" must be a ws:// or wss:// URL')
+  }
+  if (config.allowedOrigins !== null && !(Array.isArray(config.allowedOrigins) && config.allowedOrigins.length > 0 && config.allowedOrigins.every(isOrigin))) {
+    throw new TypeError('option "allowedOrigins" must be a non-empty list of origins (scheme://host[:port], no path)')
+  }
+  if (config.tokenSecrets !== null) {
+    if (!Array.isArray(config.tokenSecrets) || config.tokenSecrets.length === 0) throw new TypeError('option "tokenSecrets" must be a non-empty list of secrets')
+    for (const secret of config.tokenSecrets) {
+      if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) throw new TypeError(`option "tokenSecrets": each secret must be at least ${MIN_SECRET_LENGTH} characters`)
+    }
   }
   if (config.shardId !== null && !/^[\w.-]{1,48}$/.test(config.shardId)) throw new TypeError('option "shardId" must be 1-48 of [A-Za-z0-9_.-]')
   return Object.freeze(config)

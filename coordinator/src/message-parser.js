@@ -5,6 +5,7 @@
  * anything else.
  */
 import { ERRORS, LIMITS, MayghError, PEER_ID_PATTERN, PROTOCOL_VERSION, REQUEST_TYPES, isSri } from '../../protocol/index.js'
+import { MAX_TOKEN_LENGTH } from './join-token.js'
 
 const MAX_CONNECTED = LIMITS.maxConnected
 
@@ -17,7 +18,10 @@ const MAX_CONNECTED = LIMITS.maxConnected
 /** Field validators by message type; a type missing here is unknown. */
 const VALIDATORS = {
   /** @param {Fields} m @param {ParseLimits} l */
-  join: (m, l) => { optionalHashList(m, 'have', l.maxAssetsPerMessage) },
+  join: (m, l) => {
+    optionalHashList(m, 'have', l.maxAssetsPerMessage)
+    if (m.token !== undefined && (typeof m.token !== 'string' || m.token.length > MAX_TOKEN_LENGTH)) throw badField('token', `a string of at most ${MAX_TOKEN_LENGTH} characters`)
+  },
   /** @param {Fields} m @param {ParseLimits} l */
   update: (m, l) => {
     optionalHashList(m, 'add', l.maxAssetsPerMessage)
@@ -80,7 +84,7 @@ export function validateMessage (message, limits) {
   const m = /** @type {Fields} */ (message)
   if (typeof m.type !== 'string') throw new MayghError(ERRORS.MGH_ERR_BAD_MESSAGE)
   if (m.ref !== undefined && refOf(m) === undefined) throw badField('ref', 'a non-negative integer')
-  if (m.v !== undefined && m.v !== PROTOCOL_VERSION) throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `got ${JSON.stringify(m.v)}, this coordinator speaks ${PROTOCOL_VERSION}`)
+  if (m.v !== undefined && m.v !== PROTOCOL_VERSION) throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `got ${describe(m.v)}, this coordinator speaks ${PROTOCOL_VERSION}`)
   const validate = Object.hasOwn(VALIDATORS, m.type) ? VALIDATORS[/** @type {keyof typeof VALIDATORS} */ (m.type)] : undefined
   if (validate === undefined) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_TYPE, JSON.stringify(m.type.slice(0, 64)))
   validate(m, limits)
@@ -137,6 +141,18 @@ function optionalHashList (m, field, max) {
   for (const hash of list) {
     if (!isSri(hash)) throw badField(field, 'an array of SRI sha256 strings')
   }
+}
+
+/**
+ * A client's value, named in an error without being stringified whole (it may
+ * nest thousands deep, or be 60 KB long): a short number or string as it is, else its type.
+ * @param {unknown} value
+ * @returns {string}
+ */
+function describe (value) {
+  if (typeof value === 'number') return String(value)
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 32))
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`
 }
 
 /**

@@ -28,6 +28,8 @@ export const CLOSE_REASONS = Object.freeze({
   too_large: 'sent a frame over hardMaxMessageBytes (1009)',
   protocol_error: 'broke the WebSocket protocol (ws reported an error)',
   join_deadline: 'did not join in time',
+  origin: 'its page\'s origin is not in allowedOrigins',
+  token: 'joined with a missing, malformed, forged, expired or foreign token',
   draining: 'closed while this coordinator drains (1012)',
   shutdown: 'closed as this coordinator stops (1012)',
   other: 'any reason not listed here'

@@ -47,7 +47,9 @@ export class Relay {
   deliverLocal (to, from, signal) {
     const session = this.sessions.get(to)
     if (session === undefined) return false
-    session.send({ type: 'connect', from, signal })
+    // Its sender was introduced to it (checked where the sender is connected): it may answer.
+    session.introduced().add(from, session.now())
+    session.send({ type: 'connect', from, signal, introduced: true })
     this.counters.relayed++
     return true
   }

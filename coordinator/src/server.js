@@ -21,6 +21,13 @@ import { Metrics } from './metrics.js'
 import { createLogger, logClientError, repeatedErrors } from './logger.js'
 import { PEER_BATCH } from './store/redis-store.js'
 
+/** errors whose reply ends the connection, with the close reason counted */
+const CLOSING_ERRORS = new Map(/** @type {[string, import('./metrics.js').CloseReason][]} */ ([
+  [ERRORS.MGH_ERR_DRAINING.code, 'draining'],
+  [ERRORS.MGH_ERR_ORIGIN_NOT_ALLOWED.code, 'origin'],
+  ...[ERRORS.MGH_ERR_TOKEN_MISSING, ERRORS.MGH_ERR_TOKEN_INVALID, ERRORS.MGH_ERR_TOKEN_EXPIRED, ERRORS.MGH_ERR_TOKEN_ORIGIN].map(({ code }) => [code, 'token'])
+]))
+
 /** removals kept to retry while the store is down; past this, a gone peer may stay listed until its shard restarts */
 const MAX_ORPHANS = 100_000
 import { openStore } from './store/index.js'
@@ -168,6 +175,9 @@ export class Coordinator extends EventEmitter {
     this.presence.on('down', (err) => this.warn(err ?? new Error('store unreachable'), 'store down: lookups answer no holders, changes fail with MGH_ERR_STORE'))
     this.presence.on('up', () => this.log.info({ shard: this.shard }, 'store up'))
     await this.presence.start()
+    if (config.allowedOrigins === null && config.tokenSecrets === null) {
+      this.log.warn('open coordinator: pages of any site may use it and its STUN server; set ALLOWED_ORIGINS (and TOKEN_SECRETS) to limit it to yours')
+    }
     this.log.info({ shard: this.shard, url: this.url, publicUrl: this.publicUrl, health: `${this.httpUrl}/healthz`, stun: this.stunUrl || 'off', store: config.redisUrl === null ? 'memory' : 'redis' }, 'listening')
 
     this.heartbeat = new Heartbeat({ intervalMs: config.pingIntervalMs, sessions: () => this.connections })
@@ -285,6 +295,7 @@ export class Coordinator extends EventEmitter {
       onSlowReader: (s) => this.#close(s, ERRORS.MGH_ERR_SLOW_READER, 'slow_reader')
     })
     session.ip = req.socket.remoteAddress ?? ''
+    session.origin = req.headers.origin ?? ''
     this.perIp.set(session.ip, (this.perIp.get(session.ip) ?? 0) + 1)
     this.connections.add(session)
     this.counters.connections++
@@ -300,6 +311,11 @@ export class Coordinator extends EventEmitter {
       logClientError(this.log, session, session.closeReason, err)
     })
     ws.on('close', () => this.#drop(session))
+    // Accepted, then told why and closed: a refused upgrade would tell a page nothing.
+    const { allowedOrigins } = this.config
+    if (allowedOrigins !== null && !allowedOrigins.includes(session.origin)) {
+      this.#replyError(session, new MayghError(ERRORS.MGH_ERR_ORIGIN_NOT_ALLOWED, session.origin || 'no Origin header'), undefined)
+    }
   }
 
   /**
@@ -383,7 +399,8 @@ export class Coordinator extends EventEmitter {
     this.emit('warning', err, `replied ${error.code}`)
     const draining = error.code === ERRORS.MGH_ERR_DRAINING.code
     session.send({ type: 'error', code: error.code, message: error.message, ...(draining ? { alternates: this.alternates() } : {}), ...(ref === undefined ? {} : { ref }) })
-    if (draining) this.#close(session, ERRORS.MGH_ERR_DRAINING, 'draining')
+    const closing = CLOSING_ERRORS.get(error.code)
+    if (closing !== undefined) this.#close(session, ERRORS[/** @type {keyof typeof ERRORS} */ (error.code)], closing)
   }
 
   /**

@@ -6,6 +6,7 @@
  * changes sent before them are done, concurrently with each other.
  */
 import { ERRORS, MayghError } from '../../protocol/index.js'
+import { Introductions } from './introductions.js'
 
 /** The rate limiter's default clock: monotonic, so a wall-clock step cannot refill or drain the bucket. */
 const monotonicNow = () => performance.now()
@@ -13,19 +14,27 @@ const monotonicNow = () => performance.now()
 export class Session {
   /**
    * @param {import('ws').WebSocket} ws
-   * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, maxSendBufferBytes: number }} limits
+   * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, maxSendBufferBytes: number } & ConstructorParameters<typeof Introductions>[0]} limits
    * @param {{ id?: number, now?: () => number, onSlowReader?: (session: Session) => void }} [deps]
    *   `id`: the connection's serial number (for logs); `now`: milliseconds on a monotonic clock
    *   (a test passes one it advances, to refill the bucket without waiting);
    *   `onSlowReader`: called instead of sending when the socket has more unread than the limit
    */
-  constructor (ws, { rateLimitPerSecond, rateLimitBurst, maxSendBufferBytes }, { id = 0, now = monotonicNow, onSlowReader = () => {} } = {}) {
+  constructor (ws, limits, { id = 0, now = monotonicNow, onSlowReader = () => {} } = {}) {
+    const { rateLimitPerSecond, rateLimitBurst, maxSendBufferBytes } = limits
     this.ws = ws
+    this.limits = limits
     this.id = id
     /** @type {Map<string, number> | null} error codes this connection had, for logging each once (logger.js) */
     this.errorCounts = null
     /** the address it connected from ('' unknown): counted per IP, logged only if allowed */
     this.ip = ''
+    /** the page's origin (the upgrade's `Origin` header; '' when none) */
+    this.origin = ''
+    /** the site's name for this visitor, from its join token ('' without one) */
+    this.visitor = ''
+    /** @type {Introductions | null} the peers this one may signal, made on first use */
+    this.introductions = null
     /** @type {ReturnType<typeof setTimeout> | undefined} closes the socket if it has not joined in time */
     this.joinTimer = undefined
     /** @type {import('./metrics.js').CloseReason} why the socket closed, set by whoever closes it */
@@ -64,6 +73,11 @@ export class Session {
   requirePeer () {
     if (this.peerId === null) throw new MayghError(ERRORS.MGH_ERR_NOT_JOINED)
     return /** @type {this & { peerId: string }} */ (this)
+  }
+
+  /** @returns {Introductions} the peers this one may signal */
+  introduced () {
+    return (this.introductions ??= new Introductions(this.limits))
   }
 
   /**

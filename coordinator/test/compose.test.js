@@ -223,7 +223,7 @@ describe('docker-compose.yml as local processes: Redis Cluster, three coordinato
       const signal = { cid: 'compose', sdp: { type: 'offer', sdp: 'o' } }
       const relayed = await b.request({ type: 'connect', to: idA, signal })
       assert.deepEqual({ type: relayed.type, to: relayed.to }, { type: 'relayed', to: idA })
-      assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal })
+      assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal, introduced: true })
     } finally {
       await Promise.all([a.close(), b.close()])
     }

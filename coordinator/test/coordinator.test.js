@@ -88,24 +88,64 @@ describe('coordinator over WebSocket (memory store)', () => {
     await Promise.all([...holders, asker].map((c) => c.close()))
   })
 
-  test('connect relays signals both ways, with the sender id', async () => {
+  test('connect relays signals both ways between peers a lookup introduced, with the sender id', async () => {
     const a = await TestClient.open(coordinator.url)
     const b = await TestClient.open(coordinator.url)
+    const c = await TestClient.open(coordinator.url)
     const { id: idA } = await a.join()
-    const { id: idB } = await b.join()
+    const { id: idB } = await b.join([h('intro')])
+    const { id: idC } = await c.join()
+    // Not introduced yet: refused both ways.
+    assert.equal((await a.request({ type: 'connect', to: idB, signal: { cid: 'c0' } })).code, 'MGH_ERR_NOT_INTRODUCED')
+    assert.equal((await b.request({ type: 'connect', to: idA, signal: { cid: 'c0' } })).code, 'MGH_ERR_NOT_INTRODUCED')
+    assert.deepEqual((await a.request({ type: 'lookup', hash: h('intro') })).peers, [idB])
+    // B may answer A only once A has signalled it.
+    assert.equal((await b.request({ type: 'connect', to: idA, signal: { cid: 'c0' } })).code, 'MGH_ERR_NOT_INTRODUCED')
     a.sendRaw(JSON.stringify({ type: 'connect', to: idB, signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } } }))
-    assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } } })
+    assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } }, introduced: true })
     b.sendRaw(JSON.stringify({ type: 'connect', to: idA, signal: { cid: 'c1', candidate: { candidate: 'x' } } }))
-    assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'c1', candidate: { candidate: 'x' } } })
+    assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'c1', candidate: { candidate: 'x' } }, introduced: true })
     // with a ref, success is acknowledged (and the signal still arrives); without one, only failures answer
     assert.deepEqual(await a.request({ type: 'connect', to: idB, signal: { cid: 'c2' } }), { type: 'relayed', to: idB, ref: a.nextRef - 1 })
-    assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'c2' } })
+    assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'c2' }, introduced: true })
+    // C, whom no lookup introduced to either, reaches neither, nor they it.
+    assert.equal((await c.request({ type: 'connect', to: idB, signal: { cid: 'c3' } })).code, 'MGH_ERR_NOT_INTRODUCED')
+    assert.equal((await b.request({ type: 'connect', to: idC, signal: { cid: 'c3' } })).code, 'MGH_ERR_NOT_INTRODUCED')
     for (const to of [`${coordinator.shard}~${'A'.repeat(22)}`, `nowhere~${'A'.repeat(22)}`]) {
-      assert.equal((await a.request({ type: 'connect', to, signal: {} })).code, 'MGH_ERR_UNKNOWN_PEER', to)
+      assert.equal((await a.request({ type: 'connect', to, signal: {} })).code, 'MGH_ERR_NOT_INTRODUCED', to)
     }
     assert.equal((await a.request({ type: 'connect', to: 'A'.repeat(22), signal: {} })).code, 'MGH_ERR_BAD_FIELD', 'not a peer id')
     assert.equal((await a.request({ type: 'connect', to: idA, signal: {} })).code, 'MGH_ERR_BAD_FIELD')
-    await Promise.all([a.close(), b.close()])
+    assert.equal(c.inbox.length + b.inbox.length + a.inbox.length, 0, 'no refused signal was delivered')
+    await Promise.all([a.close(), b.close(), c.close()])
+  })
+
+  test('an introduction lasts introductionTtlMs and lets introductionSignalBytes through', async () => {
+    let now = 0
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, introductionTtlMs: 5000, introductionSignalBytes: 1024 }, { now: () => now })
+    try {
+      const a = await TestClient.open(coordinator.url)
+      const b = await TestClient.open(coordinator.url)
+      await a.join()
+      const { id: idB } = await b.join([h('ttl')])
+      assert.deepEqual((await a.request({ type: 'lookup', hash: h('ttl') })).peers, [idB])
+      const blob = { cid: 'x', sdp: 'y'.repeat(400) }
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).type, 'relayed')
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).type, 'relayed')
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).code, 'MGH_ERR_SIGNAL_BUDGET', 'about 1,230 bytes > 1,024')
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: { cid: 'x' } })).type, 'relayed', 'what is left still goes')
+      // Looking the asset up again does not renew a live introduction's budget...
+      await a.request({ type: 'lookup', hash: h('ttl') })
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).code, 'MGH_ERR_SIGNAL_BUDGET')
+      now += 5000
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: { cid: 'x' } })).code, 'MGH_ERR_NOT_INTRODUCED', 'expired')
+      // ...but one made after the last expired starts afresh.
+      await a.request({ type: 'lookup', hash: h('ttl') })
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).type, 'relayed')
+      await Promise.all([a.close(), b.close()])
+    } finally {
+      await coordinator.close()
+    }
   })
 
   test('a peer that disconnects is gone from lookups', async () => {
@@ -248,12 +288,13 @@ describe('coordinator limits and liveness', () => {
   })
 
   test('a client that does not read its socket is cut off once its unread bytes pass the cap', async () => {
-    const coordinator = await startCoordinator({ port: 0, stunPort: 0, maxSendBufferBytes: 16 * 1024, rateLimitBurst: 100_000, rateLimitPerSecond: 100_000 })
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, maxSendBufferBytes: 16 * 1024, rateLimitBurst: 100_000, rateLimitPerSecond: 100_000, introductionSignalBytes: 16 * 2 ** 20 })
     try {
       const slow = await TestClient.open(coordinator.url)
       const sender = await TestClient.open(coordinator.url)
-      const { id } = await slow.join()
+      const { id } = await slow.join([h('slow')])
       await sender.join()
+      await sender.request({ type: 'lookup', hash: h('slow') })
       const closed = once(slow.ws, 'close')
       // Stop reading: the kernel's buffers fill, then the coordinator's.
       const socket = /** @type {import('node:net').Socket} */ (/** @type {any} */ (slow.ws)._socket)
@@ -298,7 +339,7 @@ describe('coordinator limits and liveness', () => {
         await store.publish(coordinator.shard, /** @type {any} */ (bad))
       }
       await store.publish(coordinator.shard, { to: idC, from: idB, signal: { ok: 1 } })
-      assert.deepEqual(await c.next(), { type: 'connect', from: idB, signal: { ok: 1 } })
+      assert.deepEqual(await c.next(), { type: 'connect', from: idB, signal: { ok: 1 }, introduced: true })
       assert.equal(coordinator.counters.busRejected, 8)
       await Promise.all([b.close(), c.close()])
     } finally {

@@ -72,7 +72,7 @@ test('two coordinator shards on the Cluster find and signal each other', async (
     const { id: idB } = await b.join()
     assert.deepEqual((await b.request({ type: 'lookup', hash: h('c2') })).peers, [idA])
     b.sendRaw(JSON.stringify({ type: 'connect', to: idA, signal: { cid: 'k', sdp: { type: 'offer', sdp: 'o' } } }))
-    assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'k', sdp: { type: 'offer', sdp: 'o' } } })
+    assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'k', sdp: { type: 'offer', sdp: 'o' } }, introduced: true })
     const removed = peerRemoved(shards[0], idA)
     await a.close()
     await removed

@@ -40,10 +40,10 @@ function shardedSuite (name, setup) {
       const { id: idB } = await b.join()
       assert.deepEqual((await b.request({ type: 'lookup', hash: h('shared') })).peers, [idA])
       b.sendRaw(JSON.stringify({ type: 'connect', to: idA, signal: { cid: 'x', sdp: { type: 'offer', sdp: 'o' } } }))
-      assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'x', sdp: { type: 'offer', sdp: 'o' } } })
+      assert.deepEqual(await a.next(), { type: 'connect', from: idB, signal: { cid: 'x', sdp: { type: 'offer', sdp: 'o' } }, introduced: true })
       const relayed = await a.request({ type: 'connect', to: idB, signal: { cid: 'x', sdp: { type: 'answer', sdp: 'a' } } })
       assert.equal(relayed.type, 'relayed', 'a cross-shard relay with a ref is acknowledged')
-      assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'x', sdp: { type: 'answer', sdp: 'a' } } })
+      assert.deepEqual(await b.next(), { type: 'connect', from: idA, signal: { cid: 'x', sdp: { type: 'answer', sdp: 'a' } }, introduced: true })
       assert.equal(shards[1].counters.forwarded, 1)
       assert.equal(shards[0].counters.forwarded, 1)
 

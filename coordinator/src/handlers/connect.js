@@ -1,6 +1,8 @@
 /**
  * `connect`: relay a WebRTC signal (offer, answer, ICE candidate) to another
- * peer, directly when its socket is on this shard, else over the store's bus to
+ * peer it was introduced to (introductions.js: a lookup handed it that peer,
+ * or that peer signalled it first), within the introduction's time and bytes;
+ * directly when its socket is on this shard, else over the store's bus to
  * the shard its id names, if that shard is live and a coordinator listens as it
  * (one that died since its last beat does not: refused at once, not after its
  * entry expires). A request with a `ref` is acknowledged with
@@ -16,6 +18,7 @@ export async function connect (message, session, { store, relay, metrics, shard:
   const to = /** @type {string} */ (message.to)
   if (to === from) throw new MayghError(ERRORS.MGH_ERR_BAD_FIELD, '"to" must be another peer')
   const signal = /** @type {object} */ (message.signal)
+  session.introduced().spend(to, JSON.stringify(signal).length, session.now())
   const shard = shardOfPeer(to)
   const started = performance.now()
   if (shard === here) {

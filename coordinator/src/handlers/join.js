@@ -1,14 +1,19 @@
 /**
  * `join`: a client introduces itself and what it already holds; it gets a peer
- * id and the ICE servers to use.
+ * id and the ICE servers to use. Where the coordinator has token secrets, the
+ * join must carry a token its site signed for the page's origin, and the
+ * `welcome` carries a fresh one to join with next time.
  */
 import { randomBytes } from 'node:crypto'
 import { ERRORS, MayghError } from '../../../protocol/index.js'
+import { signJoinToken, verifyJoinToken } from '../join-token.js'
 
 /** @type {import('./index.js').Handler} */
 export async function join (message, session, { store, config, shard, sessions, iceServers, coordinator, orphan, metrics }) {
   if (session.peerId !== null) throw new MayghError(ERRORS.MGH_ERR_ALREADY_JOINED)
   if (coordinator.draining) throw new MayghError(ERRORS.MGH_ERR_DRAINING)
+  // With secrets configured, only a page its site gave a token may join (join-token.js).
+  if (config.tokenSecrets !== null) session.visitor = verifyJoinToken(message.token, config.tokenSecrets, { origin: session.origin }).visitor
   const have = [...new Set(/** @type {string[]} */ (message.have ?? []))]
   clearTimeout(session.joinTimer)
   session.joinTimer = undefined
@@ -36,6 +41,7 @@ export async function join (message, session, { store, config, shard, sessions, 
     iceServers,
     holding: have.length,
     alternates: coordinator.alternates(),
+    ...(config.tokenSecrets === null ? {} : { token: signJoinToken({ origin: session.origin, visitor: session.visitor, ttlSeconds: config.tokenRenewSeconds }, config.tokenSecrets[0]) }),
     limits: {
       maxMessageBytes: config.maxMessageBytes,
       maxAssetsPerPeer: config.maxAssetsPerPeer,

@@ -2,7 +2,8 @@
  * `lookup`: which online peers hold an asset. The store samples holders on live
  * shards (step 1 of the shared peer-selection rule, `policy/peer-selection.js`);
  * this handler ranks them and marks the first one's entry for this asset
- * (steps 2 and 3), exactly as the simulator does.
+ * (steps 2 and 3), exactly as the simulator does. The holders it names are
+ * introduced to the asker: the only peers its `connect`s may reach.
  */
 import { HolderRanking, rankKey } from '../policy/peer-selection.js'
 
@@ -28,6 +29,10 @@ export async function lookup (message, session, { store, config, counters, metri
     if (ranking.wants(id, key)) ranking.insert(id, key)
   }
   const peers = ranking.ids.slice(0, ranking.size)
+  // The asker may now signal these holders (and they it, once it has).
+  const introductions = session.introduced()
+  const now = session.now()
+  for (const peer of peers) introductions.add(peer, now)
   // Not awaited: commands on one store connection run in order, so the next
   // lookup already sees this choice; the reply need not wait for it.
   if (peers.length > 0) store.markChosen(hash, ranking.marked(), clock()).catch((err) => warn(err, 'markChosen failed'))

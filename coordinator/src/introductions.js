@@ -1,0 +1,62 @@
+/**
+ * The peers one peer may signal: those a lookup of its introduced it to (the
+ * holders it was handed), and those that signalled it first under their own
+ * introduction (so a holder can answer an offer). Each introduction lasts
+ * `ttlMs` from when it was made and lets `budgetBytes` of signals through;
+ * only the newest `max` are kept. A peer that has never been introduced to
+ * anyone costs nothing: a session creates its Introductions on first use.
+ */
+import { ERRORS, MayghError } from '../../protocol/index.js'
+
+export class Introductions {
+  /**
+   * @param {{ introductionTtlMs: number, introductionSignalBytes: number, maxIntroductions: number }} limits
+   */
+  constructor ({ introductionTtlMs, introductionSignalBytes, maxIntroductions }) {
+    this.ttlMs = introductionTtlMs
+    this.budgetBytes = introductionSignalBytes
+    this.max = maxIntroductions
+    /** @type {Map<string, { until: number, left: number }>} peer → when the introduction ends, and the signal bytes it still allows; oldest first */
+    this.peers = new Map()
+  }
+
+  /**
+   * Introduce `peer` as of `now`, unless a live introduction to it exists
+   * (its budget is not renewed by asking again).
+   * @param {string} peer
+   * @param {number} now ms, monotonic
+   */
+  add (peer, now) {
+    const known = this.peers.get(peer)
+    if (known !== undefined && known.until > now) return
+    this.peers.delete(peer)
+    if (this.peers.size >= this.max) this.peers.delete(/** @type {string} */ (this.peers.keys().next().value))
+    this.peers.set(peer, { until: now + this.ttlMs, left: this.budgetBytes })
+  }
+
+  /**
+   * Whether `peer` has a live introduction.
+   * @param {string} peer
+   * @param {number} now
+   */
+  has (peer, now) {
+    return (this.peers.get(peer)?.until ?? -Infinity) > now
+  }
+
+  /**
+   * Take `bytes` of signal to `peer` from its introduction's budget.
+   * @param {string} peer
+   * @param {number} bytes
+   * @param {number} now
+   * @throws {MayghError} MGH_ERR_NOT_INTRODUCED (none, or expired), MGH_ERR_SIGNAL_BUDGET
+   */
+  spend (peer, bytes, now) {
+    const known = this.peers.get(peer)
+    if (known === undefined || known.until <= now) {
+      this.peers.delete(peer)
+      throw new MayghError(ERRORS.MGH_ERR_NOT_INTRODUCED, peer)
+    }
+    if (bytes > known.left) throw new MayghError(ERRORS.MGH_ERR_SIGNAL_BUDGET, `${bytes} bytes > ${known.left} left of ${this.budgetBytes}`)
+    known.left -= bytes
+  }
+}
