@@ -2,7 +2,8 @@
 /**
  * The long fuzzing run of the coordinator (the quick one, inside `npm test`,
  * is coordinator/test/fuzz.test.js; both draw from
- * coordinator/test/fuzz-arbitraries.js). With `--store redis` (the default)
+ * coordinator/test/fuzz-arbitraries.js and drive the clients of
+ * coordinator/test/fuzz-clients.js). With `--store redis` (the default)
  * it starts its own redis-server and two coordinator processes on it (two
  * shards); with `memory`, one coordinator process on its in-process store.
  * Fuzzing clients on every shard send at least `--messages` generated and
@@ -28,7 +29,8 @@ import fc from 'fast-check'
 import { ERRORS, LIMITS } from '../protocol/index.js'
 import { CoordinatorProcess } from '../test/support/coordinator-process.js'
 import { startRedisServer } from '../test/support/redis-server.js'
-import { FrameFuzzer, WellBehavedPair, fuzzSeed, newTally, sessionArb } from '../coordinator/test/fuzz-arbitraries.js'
+import { fuzzSeed, sessionArb } from '../coordinator/test/fuzz-arbitraries.js'
+import { FrameFuzzer, WellBehavedPair, newTally } from '../coordinator/test/fuzz-clients.js'
 
 const USAGE = 'usage: node bench/fuzz-coordinator.js [--messages N (100000)] [--seed S] [--store memory|redis (redis)] [--max-seconds T (300)] [--fuzzers F (8)]'
 /** Each coordinator's rate limit: high enough for the paced fuzzers and the well-behaved peers, low enough for the flooders to meet. */

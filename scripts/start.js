@@ -18,19 +18,22 @@ const host = env.HOST ?? '127.0.0.1'
 
 try {
   const bundle = await buildClient()
+  const sitePort = Number(env.PORT ?? 8080)
   const coordinator = await startCoordinator({
     host,
     port: Number(env.COORDINATOR_PORT ?? 7070),
     stunPort: Number(env.STUN_PORT ?? 3478),
-    redisUrl: env.REDIS_URL || null
+    redisUrl: env.REDIS_URL || null,
+    // Only the shop's pages may use it (no token secret: the allow-list alone applies).
+    allowedOrigins: shopOrigins(host, sitePort)
   }, { log: createLogger({ level: env.LOG_LEVEL || 'warn' }) })
-  const site = await startDemoSite({ host, port: Number(env.PORT ?? 8080), coordinatorUrl: coordinator.url, clientBundlePath: bundle.outfile })
+  const site = await startDemoSite({ host, port: sitePort, coordinatorUrl: coordinator.url, clientBundlePath: bundle.outfile })
   console.log(`
   Maygh demo is running
     shop         ${site.url}/
     dashboard    ${site.url}/dashboard
     origin stats ${site.url}/origin-stats
-    coordinator  ${coordinator.url}  (health ${coordinator.httpUrl}/healthz, stats ${coordinator.httpUrl}/stats, metrics ${coordinator.httpUrl}/metrics)
+    coordinator  ${coordinator.url}  for pages of ${coordinator.config.allowedOrigins?.join(', ') ?? 'any origin'} (health ${coordinator.httpUrl}/healthz, stats ${coordinator.httpUrl}/stats, metrics ${coordinator.httpUrl}/metrics)
     STUN         ${coordinator.stunUrl}
     store        ${coordinator.config.redisUrl ? coordinator.config.redisUrl : 'in-process (set REDIS_URL for Redis)'}
     client       /maygh.js, ${bundle.gzipBytes} B gzipped
@@ -48,4 +51,19 @@ try {
   console.error(`npm start: ${err.code ?? err.name}: ${err.message}`)
   if (err.code === 'EADDRINUSE') console.error('a port is taken: set PORT, COORDINATOR_PORT or STUN_PORT')
   process.exit(1)
+}
+
+/**
+ * The origins a browser may show the shop under: its host and port, and the
+ * loopback names for the same address.
+ * @param {string} host
+ * @param {number} port
+ * @returns {string[] | null} null (any origin) when they cannot be known
+ */
+function shopOrigins (host, port) {
+  // Bound to every address, or to a port chosen at start: the origin browsers will use is not known here.
+  if (port === 0 || host === '0.0.0.0' || host === '::') return null
+  const loopback = ['127.0.0.1', 'localhost', '[::1]']
+  const hosts = loopback.includes(host) || host === '::1' ? loopback : [host.includes(':') ? `[${host}]` : host]
+  return hosts.map((name) => `http://${name}:${port}`)
 }

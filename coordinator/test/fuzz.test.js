@@ -18,9 +18,8 @@ import fc from 'fast-check'
 import { ERRORS, LIMITS as DEFAULT_LIMITS, MayghError, REQUEST_TYPES } from '../../protocol/index.js'
 import { parseMessage, validateMessage } from '../src/message-parser.js'
 import { startCoordinator } from '../src/server.js'
-import {
-  CLOSE_CODES, FrameFuzzer, WellBehavedPair, endingArb, frameArb, fuzzSeed, hashArb, mutatedMessageArb, newTally, sessionArb, validMessageArb
-} from './fuzz-arbitraries.js'
+import { endingArb, frameArb, fuzzSeed, hashArb, mutatedMessageArb, sessionArb, validMessageArb } from './fuzz-arbitraries.js'
+import { CLOSE_CODES, FrameFuzzer, WellBehavedPair, newTally } from './fuzz-clients.js'
 
 const SEED = fuzzSeed()
 const REPRODUCE = `(seed ${SEED}: MAYGH_FUZZ_SEED=${SEED} reproduces)`

@@ -17,6 +17,8 @@ import { SLOT_STRIDE, TAG } from '../src/online-slots.js'
 import { rankHolders, tryHolders } from '../src/peer-lookup.js'
 import { Rng } from '../src/rng.js'
 import { Metrics } from '../../coordinator/src/metrics.js'
+import { Introductions } from '../../coordinator/src/introductions.js'
+import { DEFAULTS } from '../../coordinator/src/config.js'
 
 /** The lookup handler counts into real metrics (nothing here reads them). */
 const metrics = new Metrics({ shard: 'policy', gauges: { connections: () => 0, peers: () => 0, shardsLive: () => 1, storeUp: () => true } })
@@ -91,7 +93,7 @@ async function coordinatorSide (c) {
     const hash = HASHES[step.asset]
     let peers = null
     if (step.kind === 'lookup') {
-      const session = /** @type {any} */ ({ requirePeer: () => ({ peerId: idOf(step.client) }) })
+      const session = /** @type {any} */ ({ requirePeer: () => ({ peerId: idOf(step.client) }), introduced: () => new Introductions(DEFAULTS), now: () => now })
       const context = /** @type {any} */ ({
         store,
         config,

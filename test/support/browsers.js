@@ -14,6 +14,7 @@ import WebSocket from 'ws'
 import { buildClient } from '../../client/build.js'
 import { startCoordinator } from '../../coordinator/src/server.js'
 import { startDemoSite } from '../../demo-site/src/server.js'
+import { freePort } from './redis-server.js'
 
 /** Chromium: loopback ICE needs the flag plus a STUN server on 127.0.0.1 (the coordinator's). */
 export const CHROMIUM_ARGS = Object.freeze([
@@ -169,13 +170,16 @@ export async function until (check, everyMs = 100) {
 /**
  * The whole system on loopback: a freshly built client bundle, a coordinator
  * (with its STUN server) and the demo shop.
- * @param {{ redisUrl?: string }} [options]
+ * @param {{ redisUrl?: string, coordinator?: (siteOrigin: string) => Partial<import('../../coordinator/src/config.js').Config> }} [options]
+ *   `coordinator`: more coordinator options, given the origin the shop will be served at
  */
 export async function startStack (options = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-e2e-'))
   const { outfile } = await buildClient({ outfile: join(dir, 'maygh.js') })
-  const coordinator = await startCoordinator({ port: 0, stunPort: 0, ...(options.redisUrl && { redisUrl: options.redisUrl }) })
-  const site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientBundlePath: outfile })
+  // The shop's port is known before the coordinator starts, so that it can be told the shop's origin.
+  const sitePort = await freePort()
+  const coordinator = await startCoordinator({ port: 0, stunPort: 0, ...(options.redisUrl && { redisUrl: options.redisUrl }), ...options.coordinator?.(`http://127.0.0.1:${sitePort}`) })
+  const site = await startDemoSite({ port: sitePort, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientBundlePath: outfile })
   /** @type {{ version: 1, assets: Record<string, { hash: string, size: number, type: string }> }} */
   const manifest = await (await fetch(site.url + '/maygh-manifest.json')).json()
   return {
