@@ -7,4 +7,4 @@
 export { ERRORS, COORDINATOR_ERRORS, CLIENT_ERRORS, SIM_ERRORS, DEMO_ERRORS, MayghError } from './errors.js'
 export { backoffDelay } from './backoff.js'
 export { SRI_PATTERN, isSri, sriOf, matches, sha256FromIntegrity } from './sri.js'
-export { PROTOCOL_VERSION, MANIFEST_VERSION, REQUEST_TYPES, PEER_ID_PATTERN, SHARD_ID_PATTERN, shardOfPeer, LIMITS, DEFAULT_QUOTA_BYTES } from './messages.js'
+export { PROTOCOL_VERSION, MANIFEST_VERSION, REQUEST_TYPES, REPORT_REASONS, VISITOR_KEY_PATTERN, PEER_ID_PATTERN, SHARD_ID_PATTERN, shardOfPeer, LIMITS, DEFAULT_QUOTA_BYTES } from './messages.js'

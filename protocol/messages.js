@@ -11,7 +11,17 @@ export const PROTOCOL_VERSION = 1
 export const MANIFEST_VERSION = 1
 
 /** Messages a client sends; each has one handler in the coordinator. */
-export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect']))
+export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect', 'report']))
+
+/**
+ * What a `report` may say a peer the asker was introduced to did: sent bytes
+ * that failed SHA-256, answered `miss` for an asset it announced, never opened
+ * a channel (or refused it), or stopped sending mid-transfer.
+ */
+export const REPORT_REASONS = Object.freeze(/** @type {const} */ (['hash_mismatch', 'miss', 'no_channel', 'stall']))
+
+/** A client's own visitor key (`join`'s `visitor`), kept across visits: what quarantine remembers without tokens. */
+export const VISITOR_KEY_PATTERN = /^[\w-]{16,64}$/
 
 /** Shard ids: a coordinator's name among the others (`SHARD_ID`). */
 export const SHARD_ID_PATTERN = /^[\w.-]{1,64}$/

@@ -33,7 +33,7 @@ function start () {
   })
   const cacheReady = cache.open()
 
-  const signaling = peers ? new Signaling({ urls, token: config.token, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: () => cache.hashes() }) : null
+  const signaling = peers ? new Signaling({ urls, token: config.token, visitor: visitorKey(), backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: () => cache.hashes() }) : null
   /** Resolves true once joined, false if the first join took longer than `joinTimeoutMs` (or there is no coordinator). */
   const ready = new Promise((resolve) => {
     if (!signaling) return resolve(false)
@@ -93,6 +93,20 @@ function start () {
   Object.defineProperty(globalThis, 'Maygh', { value: Object.freeze(Maygh), enumerable: true })
 
   bindDom(document, { load: Maygh.load, name: (url, hash) => names.set(url, hash) })
+}
+
+/**
+ * This browser's visitor key, kept in localStorage across visits: the
+ * coordinator ties reports and quarantine to it when the site issues no
+ * tokens. None when storage is off (then only this connection is remembered).
+ * @returns {string | undefined}
+ */
+function visitorKey () {
+  try {
+    let key = localStorage.getItem('maygh-visitor')
+    if (!key) localStorage.setItem('maygh-visitor', (key = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('')))
+    return key
+  } catch {}
 }
 
 if (!('Maygh' in globalThis)) start()

@@ -1,8 +1,9 @@
 /**
  * The load path of one URL: IndexedDB → a peer holding it (lookup → connect →
  * request → verify) → the origin. Peer bytes are used only after their
- * SHA-256 matches; a mismatch counts as a rejection, and that peer is not
- * asked again this session. Origin bytes that match are stored and announced;
+ * SHA-256 matches; a mismatch counts as a rejection. A peer that sends bad
+ * bytes, never opens a channel or stalls is reported to the coordinator and
+ * not asked again this session; one that says `miss` is reported and moved past. Origin bytes that match are stored and announced;
  * ones that do not (stale manifest) are used but neither stored nor shared.
  */
 import { CLIENT_ERRORS, MayghError, matches } from '../../protocol/index.js'
@@ -101,11 +102,12 @@ export class Loader {
         asset = await transfer.request(hash, name.size ?? this.o.config.quotaMb << 20)
       } catch (err) {
         stats.error({ url, hash, code: err.code, message: String(err.message) })
+        this.report(peer, hash, FAULTS[err.code])
         continue
       }
       if (!(await matches(asset.bytes, hash))) {
-        this.banned.add(peer)
         stats.rejected({ url, hash, peer })
+        this.report(peer, hash, 'hash_mismatch')
         continue
       }
       await cache.put(hash, asset.bytes, name.type || asset.type)
@@ -120,6 +122,20 @@ export class Loader {
     else stats.error({ url, hash, code: 'MGH_ERR_HASH_MISMATCH', message: 'origin bytes differ from the manifest; not cached' })
     done('origin', bytes.length)
     return { bytes, type }
+  }
+
+  /**
+   * Tell the coordinator a peer failed us (it counts reports of enough
+   * visitors into a quarantine), and ask that peer nothing more this session,
+   * unless it only lacked this one asset.
+   * @param {string} peer
+   * @param {string} hash
+   * @param {string | undefined} reason a REPORT_REASONS value; none: not the peer's fault (e.g. our coordinator went)
+   */
+  report (peer, hash, reason) {
+    if (!reason) return
+    if (reason !== 'miss') this.banned.add(peer)
+    this.o.signaling?.send({ type: 'report', peer, hash, reason })
   }
 
   /**
@@ -142,6 +158,15 @@ export class Loader {
     }
   }
 }
+
+/** The peer's failures a receiver reports, by the error they ended its attempt with. */
+const FAULTS = /** @type {Record<string, string>} */ ({
+  MGH_ERR_MISS: 'miss',
+  MGH_ERR_STALL: 'stall',
+  MGH_ERR_CONNECT_TIMEOUT: 'no_channel',
+  MGH_ERR_CONNECT_FAILED: 'no_channel',
+  MGH_ERR_PEER_PROTOCOL: 'hash_mismatch'
+})
 
 /** @param {string} href */
 async function originFetch (href) {

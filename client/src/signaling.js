@@ -50,9 +50,10 @@ const coded = (msg) => Object.assign(new Error(msg.message), { code: msg.code })
 
 export class Signaling extends Emitter {
   /**
-   * @param {{ urls: string[], token?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], random?: () => number }} options
+   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], random?: () => number }} options
    *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always);
-   *   `token`: the join token the site gave the page (`data-token`), if it uses them
+   *   `token`: the join token the site gave the page (`data-token`), if it uses them;
+   *   `visitor`: the key this browser keeps across visits (what quarantine remembers without tokens)
    */
   constructor (options) {
     super()
@@ -186,7 +187,7 @@ export class Signaling extends Emitter {
   /** @param {string[]} have */
   async join (have) {
     try {
-      const welcome = await this.request({ type: 'join', have, ...(this.token ? { token: this.token } : {}) }, 10000, { beforeJoin: true })
+      const welcome = await this.request({ type: 'join', have, visitor: this.options.visitor, token: this.token || undefined }, 10000, { beforeJoin: true })
       if (typeof welcome.token === 'string') this.token = welcome.token
       this.id = welcome.id
       this.iceServers = Array.isArray(welcome.iceServers) ? welcome.iceServers : []

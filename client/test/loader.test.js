@@ -70,8 +70,11 @@ function setup (o = {}) {
     put: async (/** @type {string} */ h, /** @type {Uint8Array} */ bytes, /** @type {string} */ type) => { stored.set(h, { bytes, type }); return true }
   }
   const asked = []
+  /** @type {any[]} what the loader sent without awaiting a reply (reports) */
+  const sent = []
   const signaling = o.signaling ?? {
     id: 'me',
+    send: (/** @type {object} */ message) => { sent.push(message); return true },
     request: async () => {
       if (o.holders === 'timeout') throw Object.assign(new Error('timeout'), { code: 'MGH_ERR_REQUEST_TIMEOUT' })
       return { type: 'holders', peers: o.holders ?? Object.keys(o.peers ?? {}) }
@@ -101,7 +104,7 @@ function setup (o = {}) {
     cacheReady: Promise.resolve(),
     config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, quotaMb: 50 }
   })
-  return { loader, cache, stats, events, asked }
+  return { loader, cache, stats, events, asked, sent }
 }
 
 const bytesOf = async (/** @type {Blob} */ blob) => Buffer.from(await blob.arrayBuffer())
@@ -124,7 +127,8 @@ test('bytes that fail verification count one rejection; the next holder is tried
   assert.equal(s.stats.counts.rejected, 1)
   assert.deepEqual(s.asked, ['bad', 'fine'])
   assert.equal(s.stats.counts.peer.count, 1)
-  // The rejected peer is not asked again.
+  // The rejected peer is reported, and not asked again.
+  assert.deepEqual(s.sent, [{ type: 'report', peer: 'bad', hash: manifest.assets['/good.png'].hash, reason: 'hash_mismatch' }])
   await s.loader.load('/other.png')
   assert.deepEqual(s.asked, ['bad', 'fine', 'fine'])
 
@@ -135,18 +139,27 @@ test('bytes that fail verification count one rejection; the next holder is tried
   assert.ok(s.events.some((e) => e.type === 'reject' && e.peer === 'bad' && e.url === '/good.png'))
 })
 
-test('misses, stalls and lookup timeouts fall back to the origin', async () => {
-  for (const o of [
-    { peers: { p1: Object.assign(new Error('miss'), { code: 'MGH_ERR_MISS' }) } },
-    { peers: { p1: Object.assign(new Error('stall'), { code: 'MGH_ERR_STALL' }) } },
-    { holders: /** @type {'timeout'} */ ('timeout') },
-    { holders: [] }
-  ]) {
+test('misses, stalls, channels that never open and lookup timeouts fall back to the origin; the peer\'s faults are reported', async () => {
+  const failing = (/** @type {string} */ code) => ({ peers: { p1: Object.assign(new Error(code), { code }) } })
+  for (const [o, reason] of /** @type {[Parameters<typeof setup>[0], string | undefined][]} */ ([
+    [failing('MGH_ERR_MISS'), 'miss'],
+    [failing('MGH_ERR_STALL'), 'stall'],
+    [failing('MGH_ERR_CONNECT_TIMEOUT'), 'no_channel'],
+    [failing('MGH_ERR_CONNECT_FAILED'), 'no_channel'],
+    [failing('MGH_ERR_OFFLINE'), undefined],
+    [{ holders: /** @type {'timeout'} */ ('timeout') }, undefined],
+    [{ holders: [] }, undefined]
+  ])) {
     const s = setup(o)
     assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
     assert.equal(hits['/good.png'], 1)
     assert.equal(s.stats.counts.origin.count, 1)
     assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash), 'verified origin bytes are stored')
+    assert.deepEqual(s.sent, reason === undefined ? [] : [{ type: 'report', peer: 'p1', hash: manifest.assets['/good.png'].hash, reason }], String(reason))
+    if (reason === undefined || o?.peers === undefined) continue
+    // A peer that only lacked one asset is asked for the next; one that failed otherwise is not.
+    await s.loader.load('/other.png')
+    assert.equal(s.asked.length, reason === 'miss' ? 2 : 1, reason)
   }
 })
 

@@ -380,7 +380,7 @@ test(`the load path: whatever the holders send, the page gets the asset's bytes,
       put: async (/** @type {string} */ hash, /** @type {Uint8Array} */ bytes) => { stored.push({ hash, bytes }); return true }
     }
     const pool = { connected: () => [], transfer: async (/** @type {string} */ peer) => remotePeer(render(scripts[peers.indexOf(peer)], [{ asset: a, cap: 'exact' }])) }
-    const signaling = { id: 'me', request: async () => ({ type: 'holders', hash: asset.hash, peers }) }
+    const signaling = { id: 'me', send: () => true, request: async () => ({ type: 'holders', hash: asset.hash, peers }) }
     const stats = new Stats()
     /** @type {string[]} */
     const sources = []
@@ -512,12 +512,12 @@ test(`connection setup: any signals leave no exception, at most 48 connections a
     const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: CONNECT_TIMEOUT_MS, stallMs: STALL_MS }, serve: async () => null, onServed: () => {} })
     const attempts = outgoing.map((i) => pool.transfer(REMOTES[i]).then(() => null, (err) => err))
     await turn()
-    for (let k = 0; k < offers; k++) signaling.emit('connect', { from: REMOTES[0], signal: { cid: `flood${k}`, sdp: { type: 'offer', sdp: 'v=0 flood' } } })
+    for (let k = 0; k < offers; k++) signaling.emit('connect', { from: REMOTES[0], signal: { cid: `flood${k}`, sdp: { type: 'offer', sdp: 'v=0 flood' } }, introduced: true })
     for (let k = 0; k < trickles; k++) signaling.emit('connect', { from: REMOTES[1], signal: { cid: `later${k}`, candidate: { candidate: 'candidate:1' } } })
     let [links, early] = [pool.links.size, pool.early.size]
     for (const { from, cid, body, array } of signals) {
       const signal = { cid: cid === 'ours' ? ours.get(REMOTES[from]) ?? 'none' : cid, ...body }
-      signaling.emit('connect', { from: REMOTES[from], signal: array ? [signal] : signal })
+      signaling.emit('connect', { from: REMOTES[from], signal: array ? [signal] : signal, introduced: true })
       await turn()
       links = Math.max(links, pool.links.size)
       early = Math.max(early, pool.early.size)

@@ -35,6 +35,9 @@ export const OPTIONS = Object.freeze({
   'introduction-ttl-ms': ['introductionTtlMs', 'INTRODUCTION_TTL_MS', Number],
   'introduction-signal-bytes': ['introductionSignalBytes', 'INTRODUCTION_SIGNAL_BYTES', Number],
   'max-introductions': ['maxIntroductions', 'MAX_INTRODUCTIONS', Number],
+  'report-threshold': ['reportThreshold', 'REPORT_THRESHOLD', Number],
+  'report-window-ms': ['reportWindowMs', 'REPORT_WINDOW_MS', Number],
+  'quarantine-ms': ['quarantineMs', 'QUARANTINE_MS', Number],
   'log-level': ['logLevel', 'LOG_LEVEL', String],
   'log-ips': ['logIps', 'LOG_IPS', parseBoolean]
 })

@@ -42,6 +42,9 @@ const defaults = {
   introductionTtlMs: 30_000,
   introductionSignalBytes: 32 * 1024,
   maxIntroductions: 256,
+  reportThreshold: 3,
+  reportWindowMs: 600_000,
+  quarantineMs: 86_400_000,
   logLevel: 'info',
   logIps: false
 }
@@ -87,6 +90,9 @@ export const DESCRIPTIONS = Object.freeze({
   introductionTtlMs: 'how long after a lookup introduced two peers they may send each other `connect` signals; any other `connect` gets MGH_ERR_NOT_INTRODUCED',
   introductionSignalBytes: 'signal bytes one peer may send another per introduction (an offer or answer is 1-3 KB, an ICE candidate 0.2 KB); more get MGH_ERR_SIGNAL_BUDGET',
   maxIntroductions: 'introductions kept per peer (the oldest go first)',
+  reportThreshold: 'distinct visitors that must report a peer (bad bytes, a false miss, no channel, a stall) within reportWindowMs before it is quarantined',
+  reportWindowMs: 'how far back reports of a peer count',
+  quarantineMs: 'how long a quarantined visitor is not handed out and its announcements are ignored (it survives reconnecting under a new peer id)',
   logLevel: 'log level: fatal, error, warn, info, debug, trace or silent',
   logIps: 'log client IP addresses (off: addresses are never logged)'
 })
@@ -119,7 +125,10 @@ const INTEGER_RANGES = /** @type {const} */ ({
   tokenRenewSeconds: [60, 7 * 86400],
   introductionTtlMs: [1000, 3_600_000],
   introductionSignalBytes: [1024, 16 * 1024 * 1024],
-  maxIntroductions: [1, 100_000]
+  maxIntroductions: [1, 100_000],
+  reportThreshold: [1, 1000],
+  reportWindowMs: [1000, 7 * 86_400_000],
+  quarantineMs: [1000, 30 * 86_400_000]
 })
 
 /**

@@ -16,7 +16,11 @@ export class Introductions {
     this.ttlMs = introductionTtlMs
     this.budgetBytes = introductionSignalBytes
     this.max = maxIntroductions
-    /** @type {Map<string, { until: number, left: number }>} peer → when the introduction ends, and the signal bytes it still allows; oldest first */
+    /**
+     * peer → when the introduction ends, the signal bytes it still allows, and
+     * whether a lookup of this peer's handed `peer` out (else `peer` signalled first); oldest first
+     * @type {Map<string, { until: number, left: number, looked: boolean }>}
+     */
     this.peers = new Map()
   }
 
@@ -25,22 +29,28 @@ export class Introductions {
    * (its budget is not renewed by asking again).
    * @param {string} peer
    * @param {number} now ms, monotonic
+   * @param {boolean} looked a lookup of this peer's named `peer` (false: `peer` signalled this one first)
    */
-  add (peer, now) {
+  add (peer, now, looked) {
     const known = this.peers.get(peer)
-    if (known !== undefined && known.until > now) return
+    if (known !== undefined && known.until > now) {
+      known.looked ||= looked
+      return
+    }
     this.peers.delete(peer)
     if (this.peers.size >= this.max) this.peers.delete(/** @type {string} */ (this.peers.keys().next().value))
-    this.peers.set(peer, { until: now + this.ttlMs, left: this.budgetBytes })
+    this.peers.set(peer, { until: now + this.ttlMs, left: this.budgetBytes, looked })
   }
 
   /**
-   * Whether `peer` has a live introduction.
+   * Whether a lookup of this peer's introduced `peer` (what a report needs: a
+   * peer that merely signalled this one cannot be reported by it).
    * @param {string} peer
    * @param {number} now
    */
-  has (peer, now) {
-    return (this.peers.get(peer)?.until ?? -Infinity) > now
+  looked (peer, now) {
+    const known = this.peers.get(peer)
+    return known !== undefined && known.until > now && known.looked
   }
 
   /**

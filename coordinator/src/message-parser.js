@@ -4,7 +4,7 @@
  * wrong ends in a {@link MayghError} with a stable code; nothing here throws
  * anything else.
  */
-import { ERRORS, LIMITS, MayghError, PEER_ID_PATTERN, PROTOCOL_VERSION, REQUEST_TYPES, isSri } from '../../protocol/index.js'
+import { ERRORS, LIMITS, MayghError, PEER_ID_PATTERN, PROTOCOL_VERSION, REPORT_REASONS, REQUEST_TYPES, VISITOR_KEY_PATTERN, isSri } from '../../protocol/index.js'
 import { MAX_TOKEN_LENGTH } from './join-token.js'
 
 const MAX_CONNECTED = LIMITS.maxConnected
@@ -21,6 +21,7 @@ const VALIDATORS = {
   join: (m, l) => {
     optionalHashList(m, 'have', l.maxAssetsPerMessage)
     if (m.token !== undefined && (typeof m.token !== 'string' || m.token.length > MAX_TOKEN_LENGTH)) throw badField('token', `a string of at most ${MAX_TOKEN_LENGTH} characters`)
+    if (m.visitor !== undefined && (typeof m.visitor !== 'string' || !VISITOR_KEY_PATTERN.test(m.visitor))) throw badField('visitor', '16-64 of [A-Za-z0-9_-]')
   },
   /** @param {Fields} m @param {ParseLimits} l */
   update: (m, l) => {
@@ -39,6 +40,12 @@ const VALIDATORS = {
   connect: (m) => {
     if (typeof m.to !== 'string' || !PEER_ID_PATTERN.test(m.to)) throw badField('to', 'a peer id')
     if (!isSignal(m.signal)) throw badField('signal', `an object nested at most ${MAX_SIGNAL_DEPTH} deep`)
+  },
+  /** @param {Fields} m */
+  report: (m) => {
+    if (typeof m.peer !== 'string' || !PEER_ID_PATTERN.test(m.peer)) throw badField('peer', 'a peer id')
+    if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
+    if (!REPORT_REASONS.includes(/** @type {any} */ (m.reason))) throw badField('reason', `one of ${REPORT_REASONS.join(', ')}`)
   }
 }
 

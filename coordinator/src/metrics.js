@@ -17,7 +17,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import { COORDINATOR_ERRORS, REQUEST_TYPES } from '../../protocol/index.js'
+import { COORDINATOR_ERRORS, REPORT_REASONS, REQUEST_TYPES } from '../../protocol/index.js'
 
 /** Why a socket closed: the values of `maygh_closes_total{reason}`. */
 export const CLOSE_REASONS = Object.freeze({
@@ -92,6 +92,8 @@ export class Metrics {
     this.lookups = countersFor(counter('maygh_lookups_total', 'lookups answered, by whether any holder was found', 'result'), ['hit', 'miss'])
     this.errors = countersFor(counter('maygh_errors_total', 'coded errors replied to clients, by code', 'code'), [...Object.keys(COORDINATOR_ERRORS), 'other'])
     this.closes = countersFor(counter('maygh_closes_total', `sockets closed, by reason (${Object.keys(CLOSE_REASONS).join(', ')})`, 'reason'), Object.keys(CLOSE_REASONS))
+    this.reports = countersFor(counter('maygh_reports_total', 'reports of peers by the peers they failed, by reason', 'reason'), [...REPORT_REASONS])
+    this.quarantines = new Counter({ name: 'maygh_quarantines_total', help: 'peers of this shard quarantined (reported by reportThreshold visitors)', registers })
     this.dropped = new Counter({ name: 'maygh_dropped_frames_total', help: 'frames the rate limiter dropped without a reply', registers })
     this.relay = histogramsFor(histogram('maygh_relay_seconds', 'time to hand a connect to the target socket (local) or to the bus (bus)', 'path'), 'path', RELAY_PATHS)
     this.store = histogramsFor(histogram('maygh_store_seconds', 'store call latency, by operation', 'op'), 'op', STORE_OPS)
@@ -102,6 +104,15 @@ export class Metrics {
   /** @param {string} type a message's `type` ('other' for anything else) */
   countMessage (type) {
     (this.messages[type] ?? this.messages.other).inc()
+  }
+
+  /** @param {string} reason one of REPORT_REASONS */
+  countReport (reason) {
+    this.reports[reason]?.inc()
+  }
+
+  countQuarantine () {
+    this.quarantines.inc()
   }
 
   /** @param {boolean} hit whether the lookup found any holder */

@@ -1,6 +1,7 @@
 /**
  * Delivers `connect` signals to peers: to a socket on this shard directly, or
- * through the store's bus to the shard that holds the target's socket.
+ * through the store's bus to the shard that holds the target's socket. The bus
+ * also brings reports of this shard's peers from other shards (quarantine.js).
  */
 import { PEER_ID_PATTERN } from '../../protocol/index.js'
 import { isSignal } from './message-parser.js'
@@ -8,9 +9,12 @@ import { isSignal } from './message-parser.js'
 export class Relay {
   /**
    * @param {{ shard: string, store: import('./store/store.js').Store,
-   *   sessions: Map<string, import('./session.js').Session>, counters: Record<string, number> }} deps
+   *   sessions: Map<string, import('./session.js').Session>, counters: Record<string, number>,
+   *   onReport: (message: { report?: unknown }) => boolean }} deps
+   *   `onReport`: takes a report another shard forwarded (quarantine.js); false when malformed
    */
-  constructor ({ shard, store, sessions, counters }) {
+  constructor ({ shard, store, sessions, counters, onReport }) {
+    this.onReport = onReport
     this.shard = shard
     this.store = store
     this.sessions = sessions
@@ -26,8 +30,10 @@ export class Relay {
       // who can publish on the bus could have written it), and nothing in here
       // may throw: the store's connection calls this.
       try {
-        const { to, from, signal } = message !== null && typeof message === 'object' ? /** @type {{ to?: unknown, from?: unknown, signal?: unknown }} */ (message) : {}
-        if (typeof to === 'string' && typeof from === 'string' && PEER_ID_PATTERN.test(from) && isSignal(signal)) {
+        const { to, from, signal, report } = message !== null && typeof message === 'object' ? /** @type {{ to?: unknown, from?: unknown, signal?: unknown, report?: unknown }} */ (message) : {}
+        if (report !== undefined) {
+          if (!this.onReport(/** @type {object} */ (message))) this.counters.busRejected++
+        } else if (typeof to === 'string' && typeof from === 'string' && PEER_ID_PATTERN.test(from) && isSignal(signal)) {
           this.deliverLocal(to, from, /** @type {object} */ (signal))
         } else {
           this.counters.busRejected++
@@ -48,7 +54,7 @@ export class Relay {
     const session = this.sessions.get(to)
     if (session === undefined) return false
     // Its sender was introduced to it (checked where the sender is connected): it may answer.
-    session.introduced().add(from, session.now())
+    session.introduced().add(from, session.now(), false)
     session.send({ type: 'connect', from, signal, introduced: true })
     this.counters.relayed++
     return true

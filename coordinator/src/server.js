@@ -15,6 +15,7 @@ import { parseMessage } from './message-parser.js'
 import { HANDLERS, ORDERED_TYPES } from './handlers/index.js'
 import { Session } from './session.js'
 import { Relay } from './relay.js'
+import { Quarantine } from './quarantine.js'
 import { Heartbeat } from './heartbeat.js'
 import { Presence } from './presence.js'
 import { Metrics } from './metrics.js'
@@ -122,7 +123,17 @@ export class Coordinator extends EventEmitter {
     this.stun = config.stunPort === -1 ? null : await startStunServer({ port: config.stunPort, host: config.host })
     this.stunUrl = this.stun?.url ?? ''
     this.iceServers = config.iceServers ?? [{ urls: this.stunUrl }]
-    this.relay = new Relay({ shard: this.shard, store: this.store, sessions: this.sessions, counters: this.counters })
+    this.quarantine = new Quarantine({
+      store: this.store,
+      config,
+      shard: this.shard,
+      sessions: this.sessions,
+      metrics: this.metrics,
+      warn: this.warn,
+      unlist: (session) => this.#unlist(session)
+    })
+    const quarantine = this.quarantine
+    this.relay = new Relay({ shard: this.shard, store: this.store, sessions: this.sessions, counters: this.counters, onReport: (message) => quarantine.receive(message) })
     await this.relay.start()
     /** @type {import('./handlers/index.js').HandlerContext} what every handler is given besides the message and its session */
     this.context = {
@@ -137,7 +148,8 @@ export class Coordinator extends EventEmitter {
       clock: this.clock,
       warn: this.warn,
       coordinator: this,
-      orphan: (id, assets) => this.#orphan(id, assets)
+      orphan: (id, assets) => this.#orphan(id, assets),
+      quarantine
     }
 
     this.http = createServer((req, res) => { this.#serveHttp(req, res) })
@@ -271,6 +283,31 @@ export class Coordinator extends EventEmitter {
         })
       })))
     }
+  }
+
+  /**
+   * Take what a peer holds out of the store (it was quarantined), in order
+   * with its own changes; what the store may still list is removed when it leaves.
+   * @param {Session} session
+   * @returns {Promise<void>}
+   */
+  #unlist (session) {
+    return new Promise((resolve) => {
+      session.enqueue(async () => {
+        const id = session.peerId
+        const assets = [...session.assets]
+        if (id !== null && !session.closed && assets.length > 0) {
+          this.holdings -= assets.length
+          session.assets.clear()
+          await this.store.updatePeer(id, [], assets).catch((err) => {
+            const unsure = (session.unsure ??= new Set())
+            for (const hash of assets) unsure.add(hash)
+            this.warn(err, `unlisting quarantined peer ${id} failed; retried when it leaves`)
+          })
+        }
+        resolve()
+      })
+    })
   }
 
   /**

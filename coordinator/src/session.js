@@ -33,6 +33,10 @@ export class Session {
     this.origin = ''
     /** the site's name for this visitor, from its join token ('' without one) */
     this.visitor = ''
+    /** who the visitor is for reports and quarantine, across reconnections (quarantine.js `subjectOf`); set by `join` */
+    this.subject = ''
+    /** quarantined: not handed out, announcements ignored */
+    this.quarantined = false
     /** @type {Introductions | null} the peers this one may signal, made on first use */
     this.introductions = null
     /** @type {ReturnType<typeof setTimeout> | undefined} closes the socket if it has not joined in time */

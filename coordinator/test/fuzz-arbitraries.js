@@ -9,7 +9,7 @@
  * what comes back, are in coordinator/test/fuzz-clients.js.
  */
 import fc from 'fast-check'
-import { PROTOCOL_VERSION, REQUEST_TYPES } from '../../protocol/index.js'
+import { PROTOCOL_VERSION, REPORT_REASONS, REQUEST_TYPES } from '../../protocol/index.js'
 
 /** The seed when MAYGH_FUZZ_SEED is not set: runs repeat exactly unless asked not to. */
 export const DEFAULT_FUZZ_SEED = 20261201
@@ -98,7 +98,8 @@ export function validMessageArb (t) {
     join: fc.record({ have: list }, { requiredKeys: [] }),
     update: fc.record({ add: list, remove: list }, { requiredKeys: [] }),
     lookup: fc.record({ hash: assetArb(t), connected: fc.array(peerIdArb(t), { maxLength: 4 }) }, { requiredKeys: ['hash'] }),
-    connect: fc.record({ to: peerIdArb(t), signal: signalArb })
+    connect: fc.record({ to: peerIdArb(t), signal: signalArb }),
+    report: fc.record({ peer: peerIdArb(t), hash: assetArb(t), reason: fc.constantFrom(...REPORT_REASONS) })
   }
   const envelope = fc.record({ v: fc.constant(PROTOCOL_VERSION), ref: fc.nat() }, { requiredKeys: [] })
   // A type added to the contract later gets its bare envelope until it has a body here.

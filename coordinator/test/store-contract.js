@@ -155,6 +155,28 @@ export function storeContract (name, makeStore, options = {}) {
     assert.equal(a.messages.length, 1)
   }))
 
+  test(`${name}: reports count distinct reporters within the window; a quarantine lasts its time`, withStore(async (store) => {
+    const t = 1_000_000
+    assert.equal(await store.report('liar', 'r1', t, 10_000), 1)
+    assert.equal(await store.report('liar', 'r1', t + 1, 10_000), 1, 'the same reporter again counts once')
+    assert.equal(await store.report('liar', 'r2', t + 2, 10_000), 2)
+    assert.equal(await store.report('other', 'r1', t + 3, 10_000), 1, 'per subject')
+    assert.equal(await store.report('liar', 'r3', t + 10_001, 10_000), 2, 'r1\'s report has left the window')
+    assert.equal(await store.isQuarantined('liar'), false)
+    await store.quarantine('liar', 300)
+    assert.equal(await store.isQuarantined('liar'), true)
+    assert.equal(await store.isQuarantined('other'), false)
+    assert.equal(await store.report('liar', 'r4', t + 10_002, 10_000), 1, 'quarantine starts the count afresh')
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    assert.equal(await store.isQuarantined('liar'), false, 'over')
+  }))
+
+  test(`${name}: every caller gets the same network salt`, withStore(async (store) => {
+    const salt = await store.networkSalt()
+    assert.match(salt, /^[\w-]{22}$/)
+    assert.equal(await store.networkSalt(), salt)
+  }))
+
   if (options.batched) {
     test(`${name}: a join or update of 50 assets (spread over many keys) is one round trip, a lookup one command`, withStore(async (store) => {
       const remote = /** @type {import('../src/store/store.js').Store & { roundTrips: number }} */ (store)

@@ -17,6 +17,7 @@
  * @property {{ draining: boolean, alternates: () => string[], holdings: number }} coordinator what handlers ask of
  *   the coordinator: whether it drains, the alternates, and the holdings its peers list (against maxHoldings)
  * @property {(id: string, assets: string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
+ * @property {import('../quarantine.js').Quarantine} quarantine reports and quarantine
  *
  * @typedef {(message: import('../message-parser.js').Message, session: import('../session.js').Session, context: HandlerContext) => Promise<object | undefined>} Handler
  */
@@ -24,9 +25,10 @@ import { join } from './join.js'
 import { update } from './update.js'
 import { lookup } from './lookup.js'
 import { connect } from './connect.js'
+import { report } from './report.js'
 
 /** @type {Readonly<Record<string, Handler>>} */
-export const HANDLERS = Object.freeze({ join, update, lookup, connect })
+export const HANDLERS = Object.freeze({ join, update, lookup, connect, report })
 
 /** Types that change the peer's state: handled one at a time, in order, per peer. */
 export const ORDERED_TYPES = Object.freeze(new Set(['join', 'update']))

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 import { signJoinToken, verifyJoinToken } from '../join-token.js'
+import { subjectOf } from '../quarantine.js'
 
 /** @type {import('./index.js').Handler} */
 export async function join (message, session, { store, config, shard, sessions, iceServers, coordinator, orphan, metrics }) {
@@ -14,11 +15,16 @@ export async function join (message, session, { store, config, shard, sessions, 
   if (coordinator.draining) throw new MayghError(ERRORS.MGH_ERR_DRAINING)
   // With secrets configured, only a page its site gave a token may join (join-token.js).
   if (config.tokenSecrets !== null) session.visitor = verifyJoinToken(message.token, config.tokenSecrets, { origin: session.origin }).visitor
-  const have = [...new Set(/** @type {string[]} */ (message.have ?? []))]
   clearTimeout(session.joinTimer)
   session.joinTimer = undefined
-  if (coordinator.holdings + have.length > config.maxHoldings) throw new MayghError(ERRORS.MGH_ERR_CAPACITY, `this coordinator lists ${config.maxHoldings} holdings at most`)
   const id = `${shard}~${randomBytes(16).toString('base64url')}`
+  // Who this visitor is for quarantine: the site's name for it, else its browser's key, else only this connection.
+  const key = /** @type {string | undefined} */ (message.visitor)
+  session.subject = session.visitor !== '' ? subjectOf('visitor', session.visitor) : key !== undefined ? subjectOf('key', key) : subjectOf('peer', id)
+  session.quarantined = await store.isQuarantined(session.subject)
+  // A quarantined visitor may still fetch; what it holds is not listed.
+  const have = session.quarantined ? [] : [...new Set(/** @type {string[]} */ (message.have ?? []))]
+  if (coordinator.holdings + have.length > config.maxHoldings) throw new MayghError(ERRORS.MGH_ERR_CAPACITY, `this coordinator lists ${config.maxHoldings} holdings at most`)
   // Reserved before the store call, so that joins in flight together cannot pass the cap.
   coordinator.holdings += have.length
   const started = performance.now()

@@ -32,7 +32,7 @@ export async function lookup (message, session, { store, config, counters, metri
   // The asker may now signal these holders (and they it, once it has).
   const introductions = session.introduced()
   const now = session.now()
-  for (const peer of peers) introductions.add(peer, now)
+  for (const peer of peers) introductions.add(peer, now, true)
   // Not awaited: commands on one store connection run in order, so the next
   // lookup already sees this choice; the reply need not wait for it.
   if (peers.length > 0) store.markChosen(hash, ranking.marked(), clock()).catch((err) => warn(err, 'markChosen failed'))

@@ -8,6 +8,8 @@ import { ERRORS, MayghError } from '../../../protocol/index.js'
 /** @type {import('./index.js').Handler} */
 export async function update (message, session, { store, config, counters, coordinator, metrics }) {
   const peer = session.requirePeer()
+  // Quarantined: acknowledged, not listed (quarantine.js).
+  if (peer.quarantined) return { type: 'updated', holding: 0 }
   const held = peer.assets
   const add = new Set(/** @type {string[]} */ (message.add ?? []))
   const removed = [...new Set(/** @type {string[]} */ (message.remove ?? []))].filter((hash) => held.has(hash) && !add.has(hash))

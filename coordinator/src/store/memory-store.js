@@ -4,11 +4,12 @@
  * each other exactly as Redis-backed shards do, and the shard registry expires
  * entries by the store's clock exactly as Redis's does.
  */
+import { randomBytes } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import { sampleNext, sampleStart } from '../policy/peer-selection.js'
 import { shardOfPeer } from '../../../protocol/index.js'
 
-import { isLiveIn, liveIn } from './store.js'
+import { SALT_MS, isLiveIn, liveIn } from './store.js'
 
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').ShardInfo} ShardInfo */
@@ -70,6 +71,12 @@ export class MemoryStore {
     this.shards = new Map()
     this.bus = new EventEmitter()
     this.bus.setMaxListeners(0)
+    /** @type {Map<string, Map<string, number>>} subject → reporter → when it last reported */
+    this.reports = new Map()
+    /** @type {Map<string, number>} subject → when its quarantine ends */
+    this.quarantined = new Map()
+    /** @type {{ value: string, until: number } | undefined} */
+    this.salt = undefined
   }
 
   /** @type {Store['beat']} */
@@ -182,6 +189,34 @@ export class MemoryStore {
   async subscribe (shard, onMessage) {
     this.bus.on(shard, onMessage)
     return async () => { this.bus.off(shard, onMessage) }
+  }
+
+  /** @type {Store['report']} */
+  async report (subject, reporter, at, windowMs) {
+    let reporters = this.reports.get(subject)
+    if (reporters === undefined) this.reports.set(subject, (reporters = new Map()))
+    reporters.set(reporter, at)
+    for (const [who, when] of reporters) if (when <= at - windowMs) reporters.delete(who)
+    return reporters.size
+  }
+
+  /** @type {Store['quarantine']} */
+  async quarantine (subject, ms) {
+    this.quarantined.set(subject, this.now() + ms)
+    this.reports.delete(subject)
+  }
+
+  /** @type {Store['isQuarantined']} */
+  async isQuarantined (subject) {
+    const until = this.quarantined.get(subject)
+    if (until !== undefined && until <= this.now()) this.quarantined.delete(subject)
+    return until !== undefined && until > this.now()
+  }
+
+  /** @type {Store['networkSalt']} */
+  async networkSalt () {
+    if (this.salt === undefined || this.salt.until <= this.now()) this.salt = { value: randomBytes(16).toString('base64url'), until: this.now() + SALT_MS }
+    return this.salt.value
   }
 
   /** @type {Store['close']} */

@@ -11,7 +11,10 @@
  *   mgh:{r}:shards    ZSET  the registry: live shard → when its entry expires (Redis's clock, ms)
  *   mgh:{r}:info      HASH  shard → its ShardInfo, JSON
  *   mgh:{r}:reaping   ZSET  dead shard → when its reaper's lease runs out
+ *   mgh:{r}:salt      STRING the shards' network salt, expiring each day
  *   mgh:e:{<tag>}     STRING  a sentinel on each master: gone means that master lost its data
+ *   mgh:r:{<subject>} ZSET  who reported a visitor: reporter → when (ms); lives one window
+ *   mgh:q:{<subject>} STRING a visitor in quarantine, until the key expires
  *   mgh:bus:{<shard>} pub/sub channel of one coordinator (sharded pub/sub on a Cluster:
  *                     SPUBLISH reaches the one node the channel's slot lives on, not every node)
  *
@@ -24,11 +27,12 @@
  * Redis's clock so that shards on different hosts agree on expiry, plus one
  * `SET NX` per master for the sentinels.
  */
+import { randomBytes } from 'node:crypto'
 import { Cluster, Redis } from 'ioredis'
 import calculateSlot from 'cluster-key-slot'
 import { backoffDelay, shardOfPeer } from '../../../protocol/index.js'
 
-import { isLiveIn, liveIn } from './store.js'
+import { SALT_MS, isLiveIn, liveIn } from './store.js'
 
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').ShardInfo} ShardInfo */
@@ -41,8 +45,11 @@ const shardPeersKey = (/** @type {string} */ shard) => `${PREFIX}s:{${shard}}`
 const REGISTRY = `${PREFIX}{r}:shards`
 const INFO = `${PREFIX}{r}:info`
 const REAPING = `${PREFIX}{r}:reaping`
+const SALT = `${PREFIX}{r}:salt`
 const sentinelKey = (/** @type {string} */ tag) => `${PREFIX}e:{${tag}}`
 const busChannel = (/** @type {string} */ shard) => `${PREFIX}bus:{${shard}}`
+const reportsKey = (/** @type {string} */ subject) => `${PREFIX}r:{${subject}}`
+const quarantineKey = (/** @type {string} */ subject) => `${PREFIX}q:{${subject}}`
 /** peers per batch when a reaper walks a dead shard, or a shard lists its peers again */
 export const PEER_BATCH = 200
 /** the least time between two registry reads prompted by a shard this store has not heard of */
@@ -118,6 +125,17 @@ end
 return 0`
 
 /**
+ * A report (KEYS: the subject's reports; ARGV: reporter, at, window ms): adds
+ * or renews the reporter, drops reports older than the window, and returns how
+ * many distinct reporters are left; the key lives one window past the last report.
+ */
+const REPORT_LUA = `
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[2]) - tonumber(ARGV[3]))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return redis.call('ZCARD', KEYS[1])`
+
+/**
  * Reconnect delay for ioredis: the project's one backoff (capped exponential
  * with jitter), from 50 ms up to 2 s.
  * @param {number} times attempts so far (ioredis starts at 1)
@@ -183,6 +201,7 @@ export class RedisStore {
     this.redis.defineCommand('mghBeat', { numberOfKeys: 3, lua: BEAT_LUA })
     this.redis.defineCommand('mghMark', { numberOfKeys: 1, lua: MARK_LUA })
     this.redis.defineCommand('mghLive', { numberOfKeys: 2, lua: READ_LUA })
+    this.redis.defineCommand('mghReport', { numberOfKeys: 1, lua: REPORT_LUA })
     // No numberOfKeys: the count comes first in each call.
     this.redis.defineCommand('mghChange', { lua: CHANGE_LUA })
     quietErrors(this.redis)
@@ -364,6 +383,30 @@ export class RedisStore {
     const shard = shardOfPeer(id)
     const [listed, assets] = await this.#exec([['sismember', shardPeersKey(shard), id], ['smembers', assetsKey(id)]])
     return listed === 1 ? { id, shard, assets } : null
+  }
+
+  /** @type {Store['report']} */
+  async report (subject, reporter, at, windowMs) {
+    this.roundTrips++
+    return Number(await /** @type {any} */ (this.redis).mghReport(reportsKey(subject), reporter, at, windowMs))
+  }
+
+  /** @type {Store['quarantine']} */
+  async quarantine (subject, ms) {
+    await this.#exec([['set', quarantineKey(subject), '1', 'PX', ms], ['del', reportsKey(subject)]])
+  }
+
+  /** @type {Store['isQuarantined']} */
+  async isQuarantined (subject) {
+    this.roundTrips++
+    return await this.redis.exists(quarantineKey(subject)) === 1
+  }
+
+  /** @type {Store['networkSalt']} */
+  async networkSalt () {
+    // The first shard to ask each day sets it; every shard reads the one that won.
+    const [, salt] = await this.#exec([['set', SALT, randomBytes(16).toString('base64url'), 'PX', SALT_MS, 'NX'], ['get', SALT]])
+    return String(salt)
   }
 
   /** @type {Store['publish']} */

@@ -72,8 +72,21 @@
  *   subscriptions it reached (0: no coordinator listens as `shard`, e.g. it died since its last beat)
  * @property {(shard: string, onMessage: (message: unknown) => void) => Promise<() => Promise<void>>} subscribe
  *   receive the messages published to `shard`; resolves to an unsubscribe function
+ * @property {(subject: string, reporter: string, at: number, windowMs: number) => Promise<number>} report
+ *   record that `reporter` reported `subject` (a visitor, not a peer id: it outlives reconnections)
+ *   at `at` (ms); resolves to how many distinct reporters did so in the `windowMs` up to `at`
+ * @property {(subject: string, ms: number) => Promise<void>} quarantine
+ *   quarantine `subject` for `ms` from now (a later call replaces the time left)
+ * @property {(subject: string) => Promise<boolean>} isQuarantined
+ *   whether `subject` is in quarantine now
+ * @property {() => Promise<string>} networkSalt
+ *   a random salt every shard of this store shares, replaced each day: what reporters'
+ *   network prefixes are hashed with, so that no address or prefix is kept in clear
  * @property {() => Promise<void>} close
  */
+
+/** how long a network salt lasts before the store makes a new one */
+export const SALT_MS = 86_400_000
 
 /**
  * The registry as a store keeps it between beats: shard → what it said and

@@ -1,0 +1,16 @@
+/**
+ * `report`: a peer says one it was introduced to failed it (bad bytes, a false
+ * `miss`, no channel, a stall). Counted only about a peer a lookup of the
+ * reporter's handed out, and not from a quarantined reporter; judged where the
+ * reported peer is (quarantine.js).
+ */
+import { ERRORS, MayghError } from '../../../protocol/index.js'
+
+/** @type {import('./index.js').Handler} */
+export async function report (message, session, { quarantine }) {
+  session.requirePeer()
+  const peer = /** @type {string} */ (message.peer)
+  if (!(session.introductions?.looked(peer, session.now()) ?? false)) throw new MayghError(ERRORS.MGH_ERR_NOT_INTRODUCED, `${peer} was not handed to this peer by a lookup`)
+  if (!session.quarantined) await quarantine.accuse(peer, await quarantine.reporterOf(session), /** @type {string} */ (message.reason))
+  return message.ref === undefined ? undefined : { type: 'reported', peer }
+}

@@ -1,0 +1,144 @@
+/**
+ * Lying and dead-weight peers: receivers `report` a peer that sent bytes
+ * failing SHA-256, said `miss` for an asset it announced, never opened a
+ * channel or stalled. A report counts only about a peer a lookup introduced to
+ * the reporter (the handler checks), once per reporting visitor; when
+ * `reportThreshold` distinct visitors have reported one within
+ * `reportWindowMs`, that visitor is quarantined for `quarantineMs`: its
+ * holdings leave the store at once, so no lookup hands it out, and its
+ * announcements are ignored, on this connection and on any later one.
+ *
+ * Reports and quarantine are about visitors, not peer ids (which change with
+ * every join): the subject is a hash of the visitor its join token names, else
+ * of the key its browser keeps (`join`'s `visitor`), else of its peer id; who
+ * reported is counted as {@link Quarantine#reporterOf} says. The
+ * tally lives in the store, so it survives the visitor moving to another shard.
+ * A report is judged where the reported peer's socket is (its shard, over the
+ * bus when that is another), the one place that knows who the peer is.
+ */
+import { createHash } from 'node:crypto'
+import { PEER_ID_PATTERN, REPORT_REASONS, shardOfPeer } from '../../protocol/index.js'
+
+/**
+ * @param {string} kind 'visitor' (the token's), 'key' (the browser's) or 'peer'
+ * @param {string} name
+ * @returns {string} a short, stable name for the store that does not reveal `name`
+ */
+export function subjectOf (kind, name) {
+  return createHash('sha256').update(`maygh:${kind}:${name}`).digest('base64url').slice(0, 22)
+}
+
+/**
+ * The network a client address belongs to, as far as counting reporters goes:
+ * its /24 (IPv4) or /48 (IPv6). Never stored or logged as it is.
+ * @param {string} ip as the socket gives it ('::ffff:a.b.c.d' for IPv4 on a dual-stack socket)
+ * @returns {string}
+ */
+export function networkOf (ip) {
+  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+)\.\d+$/i.exec(ip)
+  if (v4 !== null) return v4[1]
+  const [head, tail = ''] = ip.toLowerCase().split('::')
+  const groups = head === '' ? [] : head.split(':')
+  if (ip.includes('::')) groups.push(...Array(Math.max(0, 8 - groups.length - (tail === '' ? 0 : tail.split(':').length))).fill('0'), ...(tail === '' ? [] : tail.split(':')))
+  return groups.slice(0, 3).map((g) => g.replace(/^0+(?=.)/, '')).join(':')
+}
+
+/** how long a coordinator reuses the store's network salt before asking again */
+const SALT_CACHE_MS = 60_000
+
+export class Quarantine {
+  /**
+   * @param {object} deps
+   * @param {import('./store/store.js').Store} deps.store
+   * @param {Readonly<import('./config.js').Config>} deps.config
+   * @param {string} deps.shard this coordinator's shard id
+   * @param {Map<string, import('./session.js').Session>} deps.sessions joined peers on this shard
+   * @param {import('./metrics.js').Metrics} deps.metrics
+   * @param {(err: Error, context: string) => void} deps.warn
+   * @param {(session: import('./session.js').Session) => Promise<void>} deps.unlist takes a peer's holdings out of the store (in its session's order)
+   */
+  constructor ({ store, config, shard, sessions, metrics, warn, unlist }) {
+    this.store = store
+    this.config = config
+    this.shard = shard
+    this.sessions = sessions
+    this.metrics = metrics
+    this.warn = warn
+    this.unlist = unlist
+    /** @type {{ value: Promise<string>, at: number } | null} */
+    this.salt = null
+  }
+
+  /**
+   * Who a report counts as coming from. Where the site issues tokens, the
+   * visitor its token names (the site decides how many a person gets); without
+   * them, the reporter's network (a keyed hash of its /24 or /48): a visitor can
+   * make new peer ids and browser keys at will, but not new networks, so one
+   * visitor counts once however many identities it makes. (So do several
+   * visitors behind one NAT.)
+   * @param {import('./session.js').Session} session
+   * @returns {Promise<string>}
+   */
+  async reporterOf (session) {
+    if (this.config.tokenSecrets !== null && session.visitor !== '') return session.subject
+    if (this.salt === null || Date.now() - this.salt.at > SALT_CACHE_MS) {
+      const value = this.store.networkSalt()
+      this.salt = { value, at: Date.now() }
+      value.catch(() => { this.salt = null })
+    }
+    return subjectOf('network', `${await this.salt.value}/${networkOf(session.ip)}`)
+  }
+
+  /**
+   * A reporter (its subject) says `peer` failed it: judged here when the
+   * peer is on this shard, else on the peer's shard.
+   * @param {string} peer
+   * @param {string} reporter the reporting visitor's subject
+   * @param {string} reason one of REPORT_REASONS
+   * @returns {Promise<void>}
+   */
+  async accuse (peer, reporter, reason) {
+    this.metrics.countReport(reason)
+    const shard = shardOfPeer(peer)
+    if (shard === this.shard) return this.judge(peer, reporter)
+    await this.store.publish(shard, { report: peer, by: reporter, reason })
+  }
+
+  /**
+   * A report from another shard, off the bus: checked as a client's frame is, never throws.
+   * @param {{ report?: unknown, by?: unknown, reason?: unknown }} message
+   * @returns {boolean} whether it was a well-formed report
+   */
+  receive (message) {
+    const { report, by, reason } = message
+    if (typeof report !== 'string' || !PEER_ID_PATTERN.test(report) || typeof by !== 'string' || by.length > 64 || !REPORT_REASONS.includes(/** @type {any} */ (reason))) return false
+    this.judge(report, by).catch((err) => this.warn(err, `judging a report of ${report} failed`))
+    return true
+  }
+
+  /**
+   * Count the report against the peer's visitor; quarantine it at the threshold.
+   * @param {string} peer on this shard
+   * @param {string} reporter
+   */
+  async judge (peer, reporter) {
+    const session = this.sessions.get(peer)
+    if (session === undefined || session.quarantined || reporter === session.subject) return
+    const reporters = await this.store.report(session.subject, reporter, Date.now(), this.config.reportWindowMs)
+    if (reporters < this.config.reportThreshold) return
+    await this.store.quarantine(session.subject, this.config.quarantineMs)
+    await this.isolate(session)
+  }
+
+  /**
+   * Stop handing a peer out: its holdings leave the store, and what it
+   * announces from now on is acknowledged but not listed.
+   * @param {import('./session.js').Session} session
+   */
+  async isolate (session) {
+    if (session.quarantined) return
+    session.quarantined = true
+    this.metrics.countQuarantine()
+    await this.unlist(session)
+  }
+}
