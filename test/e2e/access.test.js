@@ -9,7 +9,7 @@
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { startStack, launchBrowser, images, until } from '../support/browsers.js'
+import { startStack, launchBrowser, images, until, openWithToken } from '../support/browsers.js'
 import { signJoinToken } from '../../coordinator/src/join-token.js'
 
 const SECRET = 'e2e-secret-of-at-least-32-characters'
@@ -31,28 +31,10 @@ after(async () => {
 })
 
 /**
- * Open the shop at `url` in a fresh context, its script tag carrying `token`
- * (as the site's backend would render it), and wait until the client is idle.
  * @param {string} url
  * @param {string | undefined} token
  */
-async function visit (url, token) {
-  // A routed page counts as public to Chromium's Local Network Access checks: grant what a user would.
-  const context = await browser.newContext({ permissions: ['local-network-access'] })
-  const page = await context.newPage()
-  await page.route(url, async (route) => {
-    const response = await route.fetch()
-    const html = await response.text()
-    await route.fulfill({ response, body: token === undefined ? html : html.replace('<script src="/maygh.js"', `<script src="/maygh.js" data-token="${token}"`) })
-  })
-  await page.goto(url)
-  await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
-  return {
-    page,
-    stats: () => page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
-    close: () => context.close()
-  }
-}
+const visit = (url, token) => openWithToken(browser, url, token)
 
 /** @param {import('playwright-core').Page} page */
 async function assertEveryImageShown (page) {

@@ -254,3 +254,30 @@ export async function assertPeerShare (stack, kindA, kindB) {
     for (const v of visitors) await v.close()
   }
 }
+
+/**
+ * Open the shop at `url` in a fresh context of `browser`, its script tag
+ * carrying `token` (as the site's backend would render it), and wait until the
+ * client is idle.
+ * @param {import('playwright-core').Browser} browser
+ * @param {string} url
+ * @param {string | undefined} token none: the page as served
+ */
+export async function openWithToken (browser, url, token) {
+  // A routed page counts as public to Chromium's Local Network Access checks: grant what a user would.
+  const context = await browser.newContext({ permissions: ['local-network-access'] })
+  const page = await context.newPage()
+  await page.route(url, async (route) => {
+    const response = await route.fetch()
+    const html = await response.text()
+    await route.fulfill({ response, body: token === undefined ? html : html.replace('<script src="/maygh.js"', `<script src="/maygh.js" data-token="${token}"`) })
+  })
+  await page.goto(url)
+  await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
+  return {
+    page,
+    /** @returns {Promise<any>} Maygh.stats() */
+    stats: () => page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
+    close: () => context.close()
+  }
+}
