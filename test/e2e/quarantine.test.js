@@ -1,4 +1,3 @@
-/* global RTCDataChannel -- used inside page.evaluate callbacks, which run in the browser */
 /**
  * A poisoning peer in real browsers: A corrupts every image it serves. Each
  * visitor it serves rejects the bytes (showing the origin's), reports A and
@@ -8,7 +7,7 @@
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { startStack, launchBrowser, images, openWithToken, until } from '../support/browsers.js'
+import { startStack, launchBrowser, images, openWithToken, until, corruptReplies } from '../support/browsers.js'
 import { signJoinToken } from '../../coordinator/src/join-token.js'
 
 const SECRET = 'e2e-secret-of-at-least-32-characters'
@@ -35,21 +34,7 @@ test('a poisoning peer is rejected and reported by the visitors it serves, quara
     const liar = await visit('liar')
     opened.push(liar)
     // From now on A flips a byte in the first binary frame of every reply it sends.
-    await liar.page.evaluate(() => {
-      const send = RTCDataChannel.prototype.send
-      let corrupt = false
-      RTCDataChannel.prototype.send = function (/** @type {any} */ data) {
-        if (typeof data === 'string') corrupt = JSON.parse(data).t === 'ok'
-        else if (corrupt) {
-          corrupt = false
-          const copy = new Uint8Array(data.byteLength)
-          copy.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
-          copy[copy.length >> 1] ^= 0x5a
-          data = copy
-        }
-        return send.call(this, data)
-      }
-    })
+    await corruptReplies(liar.page)
     const { peerId: liarId } = await liar.stats()
     // Each meets A as the only holder (the first leaves before the second comes).
     for (const name of ['first', 'second']) {

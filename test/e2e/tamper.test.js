@@ -1,4 +1,4 @@
-/* global RTCDataChannel, indexedDB -- used inside page.evaluate callbacks, which run in the browser */
+/* global indexedDB -- used inside page.evaluate callbacks, which run in the browser */
 /**
  * Scenario 4: bytes that fail SHA-256 verification are never shown or kept.
  * A peer that sends corrupted bytes is rejected by the receiver (which shows
@@ -7,7 +7,7 @@
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { startStack, openVisitor, images, originImageBytes, probeCoordinator, until } from '../support/browsers.js'
+import { startStack, openVisitor, images, originImageBytes, probeCoordinator, until, corruptReplies } from '../support/browsers.js'
 
 /** @type {Awaited<ReturnType<typeof startStack>>} */
 let stack
@@ -42,23 +42,7 @@ test('a peer that corrupts bytes on the wire is rejected; the receiver shows the
   try {
     // A flips one byte in the first binary frame of its reply for `target`,
     // after its own pre-serve verification.
-    await a.page.evaluate((size) => {
-      const send = RTCDataChannel.prototype.send
-      let corrupt = false
-      RTCDataChannel.prototype.send = function (/** @type {any} */ data) {
-        if (typeof data === 'string') {
-          const msg = JSON.parse(data)
-          if (msg.t === 'ok') corrupt = msg.size === size
-        } else if (corrupt) {
-          corrupt = false
-          const copy = new Uint8Array(data.byteLength)
-          copy.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
-          copy[copy.length >> 1] ^= 0x5a
-          data = copy
-        }
-        return send.call(this, data)
-      }
-    }, stack.manifest.assets[target].size)
+    await corruptReplies(a.page, stack.manifest.assets[target].size)
     const before = originImageBytes(await stack.originStats(), target)
     b = await openVisitor('chromium', stack.site.url)
     for (const img of await images(b.page)) assert.ok(img.width > 0, `${img.url} rendered`)

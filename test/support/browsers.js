@@ -1,3 +1,4 @@
+/* global RTCDataChannel -- used inside page.evaluate callbacks, which run in the browser */
 /**
  * Real browsers for the end-to-end tests, launched with the flags and prefs
  * that make WebRTC work on loopback here (shared/TEST-ENV.md): one browser
@@ -280,4 +281,31 @@ export async function openWithToken (browser, url, token) {
     stats: () => page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
     close: () => context.close()
   }
+}
+
+/**
+ * Make a visitor's page a poisoning peer: from now on it flips a byte in the
+ * first binary frame of each reply it serves over a data channel, after its
+ * own pre-serve verification.
+ * @param {import('playwright-core').Page} page
+ * @param {number} [size] only replies of this many bytes (none: every reply)
+ */
+export async function corruptReplies (page, size) {
+  await page.evaluate((size) => {
+    const send = RTCDataChannel.prototype.send
+    let corrupt = false
+    RTCDataChannel.prototype.send = function (/** @type {any} */ data) {
+      if (typeof data === 'string') {
+        const msg = JSON.parse(data)
+        if (msg.t === 'ok') corrupt = size === null || msg.size === size
+      } else if (corrupt) {
+        corrupt = false
+        const copy = new Uint8Array(data.byteLength)
+        copy.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+        copy[copy.length >> 1] ^= 0x5a
+        data = copy
+      }
+      return send.call(this, data)
+    }
+  }, size ?? null)
 }
