@@ -26,8 +26,10 @@ export class Loader {
     this.active = new Set()
     /** @type {Map<string, Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string }>>} by hash */
     this.byHash = new Map()
-    /** @type {Set<string>} peers that sent bytes failing verification */
+    /** @type {Set<string>} peers not asked again this session: they sent bad bytes, never opened a channel or stalled */
     this.banned = new Set()
+    /** @type {Set<string>} peers reported to the coordinator */
+    this.reported = new Set()
   }
 
   /**
@@ -96,6 +98,8 @@ export class Loader {
     }
 
     for (const peer of await this.holders(hash)) {
+      // Loads started together share their holders: one may have failed another load meanwhile.
+      if (this.banned.has(peer)) continue
       let asset
       try {
         const transfer = await /** @type {import('./peer-pool.js').PeerPool} */ (this.o.pool).transfer(peer)
@@ -134,7 +138,13 @@ export class Loader {
    */
   report (peer, hash, reason) {
     if (!reason) return
-    if (reason !== 'miss') this.banned.add(peer)
+    if (reason !== 'miss' && !this.banned.has(peer)) {
+      this.banned.add(peer)
+      this.o.pool?.drop(peer)
+    }
+    // Once per peer and page: the coordinator counts one per visitor anyway.
+    if (this.reported.has(peer)) return
+    this.reported.add(peer)
     this.o.signaling?.send({ type: 'report', peer, hash, reason })
   }
 

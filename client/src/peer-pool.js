@@ -49,6 +49,15 @@ export class PeerPool {
     })
   }
 
+  /**
+   * Close every connection to `peer` (it failed us): requests waiting on it,
+   * and loads waiting for it to connect, fail now and move on.
+   * @param {string} peer
+   */
+  drop (peer) {
+    for (const link of this.links.values()) if (link.peer === peer) link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED, 'dropped'))
+  }
+
   /** Peer ids we hold an open channel to. */
   connected () {
     return [...this.open.keys()]

@@ -80,12 +80,18 @@ function setup (o = {}) {
       return { type: 'holders', peers: o.holders ?? Object.keys(o.peers ?? {}) }
     }
   }
+  /** @type {string[]} peers the loader dropped */
+  const dropped = []
   const pool = {
     connected: () => [],
+    drop: (/** @type {string} */ peer) => { dropped.push(peer) },
     transfer: async (/** @type {string} */ peer) => ({
       request: async () => {
         asked.push(peer)
         const r = /** @type {any} */ (o.peers)?.[peer]
+        // a turn in flight, as over a channel: a drop meanwhile fails the request, as closing the channel would
+        await new Promise((resolve) => setImmediate(resolve))
+        if (dropped.includes(peer)) throw Object.assign(new Error('dropped'), { code: 'MGH_ERR_CHANNEL_CLOSED' })
         if (r instanceof Error) throw r
         return { bytes: new Uint8Array(r), type: 'image/png' }
       }
@@ -104,7 +110,7 @@ function setup (o = {}) {
     cacheReady: Promise.resolve(),
     config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, quotaMb: 50 }
   })
-  return { loader, cache, stats, events, asked, sent }
+  return { loader, cache, stats, events, asked, sent, dropped }
 }
 
 const bytesOf = async (/** @type {Blob} */ blob) => Buffer.from(await blob.arrayBuffer())
@@ -160,7 +166,19 @@ test('misses, stalls, channels that never open and lookup timeouts fall back to 
     // A peer that only lacked one asset is asked for the next; one that failed otherwise is not.
     await s.loader.load('/other.png')
     assert.equal(s.asked.length, reason === 'miss' ? 2 : 1, reason)
+    assert.equal(s.sent.length, 1, `${reason}: one report per peer and page`)
   }
+})
+
+test('loads started together skip a holder another one has found bad, and report it once', async () => {
+  const tampered = Buffer.from(good)
+  tampered[100] ^= 1
+  const s = setup({ peers: { bad: tampered, fine: good } })
+  // (This stand-in pool answers every request of a peer with the same bytes: good.png's from `fine`.)
+  const loads = [s.loader.load('/good.png'), s.loader.load('/other.png')]
+  await Promise.all(loads.map((p) => p.catch(() => {})))
+  assert.equal(s.dropped.filter((p) => p === 'bad').length, 1, 'the bad peer\'s connection is closed at its first bad bytes')
+  assert.equal(s.sent.filter((m) => m.peer === 'bad').length, 1, 'and it is reported once')
 })
 
 test('stale manifest: origin bytes that do not match are used but neither stored nor counted as peer-safe', async () => {

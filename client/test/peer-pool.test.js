@@ -78,3 +78,20 @@ test('an offer is answered only when the coordinator says it introduced its send
   assert.deepEqual([...pool.links.keys()], ['asker c1'])
   assert.deepEqual(sent, [{ type: 'connect', to: 'asker', signal: { cid: 'c1', sdp: { type: 'answer', sdp: 'v=0' } } }])
 })
+
+test('drop closes every connection to a peer: a load waiting for it to connect fails at once', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  FakePeerConnection.channelState = 'connecting'
+  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: () => true })
+  const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 60_000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
+  const waiting = pool.transfer('liar').then(() => null, (err) => err.code)
+  const other = pool.transfer('honest').then(() => null, (err) => err.code)
+  await new Promise((resolve) => setImmediate(resolve))
+  pool.drop('liar')
+  assert.equal(await waiting, 'MGH_ERR_CHANNEL_CLOSED')
+  assert.deepEqual([...pool.links.values()].map((l) => l.peer), ['honest'], 'the other peer\'s connection stays')
+  pool.drop('honest')
+  assert.equal(await other, 'MGH_ERR_CHANNEL_CLOSED')
+})
