@@ -18,7 +18,7 @@ export class Loader {
    * @param {import('./peer-pool.js').PeerPool | null} o.pool
    * @param {Promise<unknown>} o.ready resolves when joined or given up
    * @param {Promise<unknown>} o.cacheReady
-   * @param {{ lookupTimeoutMs: number, quotaMb: number }} o.config
+   * @param {{ lookupTimeoutMs: number, connectTimeoutMs: number, quotaMb: number }} o.config
    */
   constructor (o) {
     this.o = o
@@ -30,6 +30,8 @@ export class Loader {
     this.banned = new Set()
     /** @type {Set<string>} peers reported to the coordinator */
     this.reported = new Set()
+    /** loads that asked peers so far: where in its holder list the next one starts */
+    this.turn = 0
   }
 
   /**
@@ -97,12 +99,25 @@ export class Loader {
       return cached
     }
 
-    for (const peer of await this.holders(hash)) {
+    const holders = await this.holders(hash)
+    // Loads start at different holders, so a page spreads over every holder it is handed
+    // (and meets a bad one early, with the others to fall back on).
+    const turn = this.turn++ % (holders.length || 1)
+    for (const peer of [...holders.slice(turn), ...holders.slice(0, turn)]) {
       // Loads started together share their holders: one may have failed another load meanwhile.
       if (this.banned.has(peer)) continue
       let asset
       try {
-        const transfer = await /** @type {import('./peer-pool.js').PeerPool} */ (this.o.pool).transfer(peer)
+        const attempt = /** @type {import('./peer-pool.js').PeerPool} */ (this.o.pool).transfer(peer)
+        // Reported whenever it fails, even after this load has moved on.
+        attempt.catch((err) => this.report(peer, hash, FAULTS[err.code]))
+        // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
+        // dropped, and the next holder tried (the page does not wait out the timeout).
+        const transfer = await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, this.o.config.connectTimeoutMs / 5))])
+        if (!transfer) {
+          this.report(peer, hash, 'no_channel')
+          continue
+        }
         asset = await transfer.request(hash, name.size ?? this.o.config.quotaMb << 20)
       } catch (err) {
         stats.error({ url, hash, code: err.code, message: String(err.message) })

@@ -59,7 +59,7 @@ after(() => {
  * A loader over stand-ins. `peers` maps a peer id to what it sends for any
  * request: bytes, or an Error to fail with. `signaling` replaces the stand-in
  * coordinator connection (then `holders` is unused).
- * @param {{ peers?: Record<string, Uint8Array | Error>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number }} [o]
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never'>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number }} [o]
  */
 function setup (o = {}) {
   hits = {}
@@ -85,17 +85,21 @@ function setup (o = {}) {
   const pool = {
     connected: () => [],
     drop: (/** @type {string} */ peer) => { dropped.push(peer) },
-    transfer: async (/** @type {string} */ peer) => ({
-      request: async () => {
-        asked.push(peer)
-        const r = /** @type {any} */ (o.peers)?.[peer]
-        // a turn in flight, as over a channel: a drop meanwhile fails the request, as closing the channel would
-        await new Promise((resolve) => setImmediate(resolve))
-        if (dropped.includes(peer)) throw Object.assign(new Error('dropped'), { code: 'MGH_ERR_CHANNEL_CLOSED' })
-        if (r instanceof Error) throw r
-        return { bytes: new Uint8Array(r), type: 'image/png' }
+    transfer: async (/** @type {string} */ peer) => {
+      // `never`: a channel that neither opens nor fails
+      if (/** @type {any} */ (o.peers)?.[peer] === 'never') await new Promise(() => {})
+      return {
+        request: async () => {
+          asked.push(peer)
+          const r = /** @type {any} */ (o.peers)?.[peer]
+          // a turn in flight, as over a channel: a drop meanwhile fails the request, as closing the channel would
+          await new Promise((resolve) => setImmediate(resolve))
+          if (dropped.includes(peer)) throw Object.assign(new Error('dropped'), { code: 'MGH_ERR_CHANNEL_CLOSED' })
+          if (r instanceof Error) throw r
+          return { bytes: new Uint8Array(r), type: 'image/png' }
+        }
       }
-    })
+    }
   }
   const stats = new Stats()
   const events = []
@@ -108,7 +112,7 @@ function setup (o = {}) {
     pool: /** @type {any} */ (pool),
     ready: Promise.resolve(true),
     cacheReady: Promise.resolve(),
-    config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, quotaMb: 50 }
+    config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, connectTimeoutMs: o.connectTimeoutMs ?? 5000, quotaMb: 50 }
   })
   return { loader, cache, stats, events, asked, sent, dropped }
 }
@@ -275,4 +279,18 @@ test('a lookup the coordinator may have dropped over its rate limit goes to the 
   assert.equal(hits['/good.png'], 1)
   assert.deepEqual(s.asked, [])
   assert.equal(signaling.waiting.size, 0)
+})
+
+test('loads spread over the holders they are handed; a holder whose channel is not open within a fifth of connectTimeoutMs is reported and passed over', async () => {
+  // This stand-in's `never` peer never connects nor fails: without the pass-over the load would wait for ever.
+  const t = setup({ peers: { never: 'never', fine: good }, connectTimeoutMs: 500 })
+  assert.deepEqual(await bytesOf(await t.loader.load('/good.png')), good)
+  assert.deepEqual(t.asked, ['fine'])
+  assert.equal(t.stats.counts.peer.count, 1)
+  assert.deepEqual(t.sent.map((m) => [m.peer, m.reason]), [['never', 'no_channel']], 'reported, as a channel that did not open')
+  assert.deepEqual(t.dropped, ['never'])
+  // Three loads of three assets start at the first, second and third holder.
+  const u = setup({ peers: { a: good, b: good, c: good } })
+  for (const url of ['/good.png', '/other.png', '/stale.png']) await u.loader.load(url).catch(() => {})
+  assert.deepEqual(u.asked.filter((p, i, all) => all.indexOf(p) === i), ['a', 'b', 'c'])
 })

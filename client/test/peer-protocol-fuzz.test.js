@@ -393,7 +393,7 @@ test(`the load path: whatever the holders send, the page gets the asset's bytes,
       pool: /** @type {any} */ (pool),
       ready: Promise.resolve(true),
       cacheReady: Promise.resolve(),
-      config: { lookupTimeoutMs: 1000, quotaMb: 50 }
+      config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 }
     })
     const bytes = new Uint8Array(await (await loader.load(asset.path)).arrayBuffer())
     assert.equal(await sriOf(bytes), asset.hash, 'the page got bytes that are not the asset')
