@@ -1,10 +1,13 @@
 /**
  * The load path of one URL: IndexedDB → a peer holding it (lookup → connect →
- * request → verify) → the origin. Peer bytes are used only after their
- * SHA-256 matches; a mismatch counts as a rejection. A peer that sends bad
- * bytes, never opens a channel or stalls is reported to the coordinator and
- * not asked again this session; one that says `miss` is reported and moved past. Origin bytes that match are stored and announced;
- * ones that do not (stale manifest) are used but neither stored nor shared.
+ * request → verify) → the origin. Each load starts at the next of the holders
+ * it is handed, so a page spreads over all of them. Peer bytes are used only
+ * after their SHA-256 matches; a mismatch counts as a rejection. A peer that
+ * sends bad bytes, does not open a channel within a fifth of connectTimeoutMs
+ * or stalls is reported to the coordinator, dropped and not asked again this
+ * session; one that says `miss` is reported and moved past. Origin bytes that
+ * match are stored and announced; ones that do not (stale manifest) are used
+ * but neither stored nor shared.
  */
 import { CLIENT_ERRORS, MayghError, matches } from '../../protocol/index.js'
 
