@@ -117,10 +117,7 @@ export class Loader {
         // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
         // dropped, and the next holder tried (the page does not wait out the timeout).
         const transfer = await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, this.o.config.connectTimeoutMs / 5))])
-        if (!transfer) {
-          this.report(peer, hash, 'no_channel')
-          continue
-        }
+        if (!transfer) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
         asset = await transfer.request(hash, name.size ?? this.o.config.quotaMb << 20)
       } catch (err) {
         stats.error({ url, hash, code: err.code, message: String(err.message) })
