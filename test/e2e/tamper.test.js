@@ -2,7 +2,8 @@
 /**
  * Scenario 4: bytes that fail SHA-256 verification are never shown or kept.
  * A peer that sends corrupted bytes is rejected by the receiver (which shows
- * the right image from the origin and counts one rejection); a corrupted
+ * the right image from the origin, counts one rejection, reports the peer and
+ * asks it nothing more); a corrupted
  * IndexedDB entry is caught by the serving peer, which answers `miss`.
  */
 import { test, before, after } from 'node:test'
@@ -51,7 +52,9 @@ test('a peer that corrupts bytes on the wire is rejected; the receiver shows the
     assert.equal(await shownHash(b.page, target), stack.manifest.assets[target].hash, 'B shows the genuine image')
     const after = originImageBytes(await stack.originStats(), target)
     assert.equal(after.requests - before.requests, 1, 'B fetched the rejected image from the origin')
-    assert.ok(sb.peer.count > 0, 'the other images still came from A')
+    // B reported A and asked it nothing more: the images not yet in from A by then came from the origin.
+    assert.match(await (await fetch(`${stack.coordinator.httpUrl}/metrics`)).text(), /maygh_reports_total\{reason="hash_mismatch"\} 1\n/)
+    assert.equal(sb.peer.count + sb.origin.count, (await images(b.page)).length, 'every image from A or the origin')
   } finally {
     await b?.close()
     await a.close()
