@@ -31,7 +31,7 @@
 import { parseArgs } from 'node:util'
 import { signJoinToken } from '../coordinator/src/join-token.js'
 import { Introductions } from '../coordinator/src/introductions.js'
-import { startStack, launchBrowser, openWithToken, images } from '../test/support/browsers.js'
+import { startStack, launchBrowser, openWithToken, images, corruptReplies } from '../test/support/browsers.js'
 
 const HELP = `usage: node bench/liars.js [options]
 
@@ -135,26 +135,15 @@ function allShown () {
   return imgs.length > 0 && last
 }
 
-/** The liars' patches, applied in their pages after they loaded the shop. */
+/**
+ * The liars' patches, applied to their pages after they loaded the shop
+ * (the corrupting one is test/support's, as the e2e scenarios use it).
+ * @type {Record<LiarKind, (page: import('playwright-core').Page) => Promise<void>>}
+ */
 const PATCHES = {
-  /** Flip a byte in the first binary frame of every reply (as test/e2e/quarantine.test.js). */
-  corrupt () {
-    const send = RTCDataChannel.prototype.send
-    let corrupt = false
-    RTCDataChannel.prototype.send = function (/** @type {any} */ data) {
-      if (typeof data === 'string') corrupt = JSON.parse(data).t === 'ok'
-      else if (corrupt) {
-        corrupt = false
-        const copy = new Uint8Array(data.byteLength)
-        copy.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
-        copy[copy.length >> 1] ^= 0x5a
-        data = copy
-      }
-      return send.call(this, data)
-    }
-  },
+  corrupt: (page) => corruptReplies(page),
   /** Answer every `get` with `miss` (the `ok` header becomes a miss, its binary frames are dropped). */
-  miss () {
+  miss: (page) => page.evaluate(() => {
     const send = RTCDataChannel.prototype.send
     let dropping = false
     RTCDataChannel.prototype.send = function (/** @type {any} */ data) {
@@ -165,11 +154,11 @@ const PATCHES = {
       } else if (dropping) return
       return send.call(this, data)
     }
-  },
+  }),
   /** Never let a new connection open: an offer's remote description never settles, so no answer goes back. */
-  no_channel () {
+  no_channel: (page) => page.evaluate(() => {
     /** @type {any} */ (RTCPeerConnection.prototype).setRemoteDescription = () => new Promise(() => {})
-  }
+  })
 }
 
 /**
@@ -298,7 +287,7 @@ async function runPhase (name) {
         liars.push({ id: peerId, kind })
       }
       for (const [i, page] of pages.entries()) {
-        await page.evaluate(PATCHES[liars[i].kind])
+        await PATCHES[liars[i].kind](page)
         await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
       }
     }

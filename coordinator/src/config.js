@@ -6,7 +6,7 @@
 import { LIMITS } from '../../protocol/index.js'
 import { POLICY_DEFAULTS } from './policy/peer-selection.js'
 import { LEVELS as LOG_LEVELS } from './logger.js'
-import { MIN_SECRET_LENGTH, isOrigin } from './join-token.js'
+import { checkSecret, isOrigin } from './join-token.js'
 
 /** Defaults; DESCRIPTIONS says what each means, README.md "Configuration" lists each with its env var and flag. */
 const defaults = {
@@ -188,9 +188,7 @@ export function resolveConfig (options = {}) {
   }
   if (config.tokenSecrets !== null) {
     if (!Array.isArray(config.tokenSecrets) || config.tokenSecrets.length === 0) throw new TypeError('option "tokenSecrets" must be a non-empty list of secrets')
-    for (const secret of config.tokenSecrets) {
-      if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) throw new TypeError(`option "tokenSecrets": each secret must be at least ${MIN_SECRET_LENGTH} characters`)
-    }
+    for (const secret of config.tokenSecrets) checkSecret(secret)
   }
   if (config.shardId !== null && !/^[\w.-]{1,48}$/.test(config.shardId)) throw new TypeError('option "shardId" must be 1-48 of [A-Za-z0-9_.-]')
   return Object.freeze(config)
