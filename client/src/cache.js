@@ -5,11 +5,13 @@
  * kept under a byte quota by evicting the least recently used. Every read is
  * verified against its SHA-256 name; an entry that fails is deleted.
  *
- * idb's trap: a transaction commits as soon as it has no pending request at
- * the end of a task, so nothing here awaits hashing or network inside one;
- * bytes are hashed before `put` and after `get`, each its own transaction.
+ * IndexedDB's trap: a transaction commits as soon as it has no pending
+ * request at the end of a task, so nothing here awaits hashing or network
+ * inside one; bytes are hashed before `put` and after `get`, each its own
+ * transaction. Requests and transactions become promises with idb-keyval's
+ * `promisifyRequest` (resolves on success/complete, rejects on error/abort).
  */
-import { openDB } from 'idb'
+import { promisifyRequest as settle } from 'idb-keyval'
 import { matches } from '../../protocol/index.js'
 
 /**
@@ -25,7 +27,7 @@ export class Cache {
   constructor (options) {
     this.options = options
     this.now = options.now ?? Date.now
-    /** @type {import('idb').IDBPDatabase | null} */
+    /** @type {IDBDatabase | null} */
     this.db = null
     /** @type {Map<string, Meta>} */
     this.meta = new Map()
@@ -35,13 +37,12 @@ export class Cache {
   /** Open the database and read the index. Without IndexedDB the cache stays empty. */
   async open () {
     try {
-      this.db = await openDB(this.options.dbName ?? 'maygh', 1, {
-        upgrade (db) {
-          db.createObjectStore('meta', { keyPath: 'hash' })
-          db.createObjectStore('data', { keyPath: 'hash' })
-        }
-      })
-      for (const m of await this.db.getAll('meta')) {
+      const open = indexedDB.open(this.options.dbName ?? 'maygh', 1)
+      open.onupgradeneeded = () => {
+        for (const name of ['meta', 'data']) open.result.createObjectStore(name, { keyPath: 'hash' })
+      }
+      this.db = await settle(open)
+      for (const m of await settle(this.store('meta', 'readonly').getAll())) {
         this.meta.set(m.hash, m)
         this.bytes += m.size
       }
@@ -71,7 +72,7 @@ export class Cache {
     const m = this.meta.get(hash)
     if (!m || !this.db) return null
     let rec
-    try { rec = await this.db.get('data', hash) } catch { rec = null }
+    try { rec = await settle(this.store('data', 'readonly').get(hash)) } catch { rec = null }
     const bytes = rec?.bytes
     if (!(bytes instanceof Uint8Array) || !(await matches(bytes, hash))) {
       await this.delete(hash)
@@ -98,7 +99,7 @@ export class Cache {
       const tx = this.db.transaction(['meta', 'data'], 'readwrite')
       tx.objectStore('meta').put(m)
       tx.objectStore('data').put({ hash, bytes })
-      await tx.done
+      await settle(tx)
     } catch {
       return false
     }
@@ -136,18 +137,27 @@ export class Cache {
     if (!gone.length) return
     this.options.onChange?.({ remove: gone })
     try {
-      const tx = /** @type {import('idb').IDBPDatabase} */ (this.db).transaction(['meta', 'data'], 'readwrite')
+      const tx = /** @type {IDBDatabase} */ (this.db).transaction(['meta', 'data'], 'readwrite')
       for (const h of gone) {
         tx.objectStore('meta').delete(h)
         tx.objectStore('data').delete(h)
       }
-      await tx.done
+      await settle(tx)
     } catch {}
   }
 
   /** Mark as used now; persisted without waiting (a lost touch only ages the entry). @param {Meta} m */
   touch (m) {
     m.used = this.now()
-    if (this.meta.get(m.hash) === m) this.db?.put('meta', m).catch(() => {})
+    if (this.meta.get(m.hash) === m && this.db) settle(this.store('meta', 'readwrite').put(m)).catch(() => {})
+  }
+
+  /**
+   * One object store in a transaction of its own.
+   * @param {'meta' | 'data'} name
+   * @param {IDBTransactionMode} mode
+   */
+  store (name, mode) {
+    return /** @type {IDBDatabase} */ (this.db).transaction(name, mode).objectStore(name)
   }
 }

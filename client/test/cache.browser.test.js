@@ -96,11 +96,12 @@ test('a corrupted entry fails verification on read and is deleted', async () => 
     const cache = await new g.Cache({ quotaBytes: 1e6, dbName: 'corrupt', onCorrupt: (/** @type {string} */ h) => corrupt.push(h) }).open()
     await cache.put(hash, bytes, 'x/y')
     const before = Boolean(await cache.get(hash))
-    const rec = await cache.db.get('data', hash)
+    const request = (/** @type {IDBRequest} */ r) => new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error) })
+    const rec = await request(cache.store('data', 'readonly').get(hash))
     rec.bytes[10] ^= 1
-    await cache.db.put('data', rec)
+    await request(cache.store('data', 'readwrite').put(rec))
     const after = await cache.get(hash)
-    return { before, after, has: cache.has(hash), corrupt: corrupt.length === 1 && corrupt[0] === hash, left: await cache.db.count('data') }
+    return { before, after, has: cache.has(hash), corrupt: corrupt.length === 1 && corrupt[0] === hash, left: await request(cache.store('data', 'readonly').count()) }
   })
   assert.deepEqual(r, { before: true, after: null, has: false, corrupt: true, left: 0 })
 })
