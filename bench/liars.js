@@ -198,13 +198,13 @@ function watchLiars (coordinator, liars) {
     return deliver(to, from, signal)
   }
   const accuse = quarantine.accuse.bind(quarantine)
-  quarantine.accuse = (peer, reporter, reason) => {
+  quarantine.accuse = (peer, reporter, reason, hash) => {
     const liar = watch.liars.get(peer)
     if (liar) {
       liar.reports[reason] = (liar.reports[reason] ?? 0) + 1
       liar.reporters.add(reporter)
     }
-    return accuse(peer, reporter, reason)
+    return accuse(peer, reporter, reason, hash)
   }
   const isolate = quarantine.isolate.bind(quarantine)
   quarantine.isolate = (session) => {

@@ -4,12 +4,17 @@
  * then sends the difference between what we hold and what we last announced
  * as `update {add, remove}`, split to the coordinator's per-message limit and
  * capped at its per-peer limit. `join` resets the announced set to its `have`.
+ * While the visitor does not serve (uplink.js: receive-only, its upload
+ * budget spent), it announces nothing: one `update {serving: false}` has the
+ * coordinator take everything it listed for us out at once, and the first
+ * update after it says `serving: true` again.
  */
 export class Announcer {
   /**
    * @param {object} options
    * @param {import('./signaling.js').Signaling} options.signaling
    * @param {() => string[]} options.holdings held hashes, most recently used first
+   * @param {() => boolean} options.serving whether to be listed as a holder at all
    * @param {number} options.delayMs
    * @param {number} [options.timeoutMs] an unanswered update counts as lost after this
    */
@@ -19,6 +24,8 @@ export class Announcer {
     this.announced = new Set()
     /** the coordinator's count from its last `updated` (or our `have` on join) */
     this.held = 0
+    /** whether the coordinator lists us (it does after a join, until `serving: false`) */
+    this.listed = true
     this.timer = undefined
     this.inflight = 0
     /** @type {(() => void)[]} */
@@ -27,6 +34,7 @@ export class Announcer {
 
   /** A join was acknowledged with `have`. @param {string[]} have */
   welcomed (have) {
+    this.listed = have.length > 0 || this.options.serving()
     this.announced = new Set(have)
     this.held = have.length
     this.schedule()
@@ -38,7 +46,7 @@ export class Announcer {
   }
 
   diff () {
-    const desired = this.options.holdings()
+    const desired = this.options.serving() ? this.options.holdings() : []
     const want = new Set(desired)
     return {
       add: desired.filter((h) => !this.announced.has(h)),
@@ -47,32 +55,48 @@ export class Announcer {
   }
 
   flush () {
+    clearTimeout(this.timer)
     this.timer = undefined
     const { signaling } = this.options
     if (!signaling.joined) return this.check()
+    if (!this.options.serving()) {
+      if (this.listed) {
+        this.listed = false
+        this.announced.clear()
+        this.send({ type: 'update', serving: false })
+      }
+      return this.check()
+    }
+    const resumed = !this.listed
+    this.listed = true
     const { maxAssetsPerMessage: per, maxAssetsPerPeer } = signaling.limits
     const { add, remove } = this.diff()
     add.length = Math.max(0, Math.min(add.length, maxAssetsPerPeer - this.announced.size + remove.length))
-    for (let i = 0; i < Math.max(add.length, remove.length); i += per) {
-      const msg = { type: 'update', add: add.slice(i, i + per), remove: remove.slice(i, i + per) }
+    for (let i = 0; i < Math.max(add.length, remove.length, +resumed); i += per) {
+      const msg = { type: 'update', add: add.slice(i, i + per), remove: remove.slice(i, i + per), ...(resumed && !i && { serving: true }) }
       for (const h of msg.remove) this.announced.delete(h)
       for (const h of msg.add) this.announced.add(h)
-      this.inflight++
-      signaling.request(msg, this.options.timeoutMs ?? 10000)
-        .then((reply) => { if (Number.isInteger(reply.holding)) this.held = reply.holding })
-        .catch(() => {}) // refused or lost: the next join re-announces everything
-        .finally(() => {
-          this.inflight--
-          this.check()
-        })
+      this.send(msg)
     }
     this.check()
+  }
+
+  /** @param {Record<string, unknown>} msg an update */
+  send (msg) {
+    this.inflight++
+    this.options.signaling.request(msg, this.options.timeoutMs ?? 10000)
+      .then((reply) => { if (Number.isInteger(reply.holding)) this.held = reply.holding })
+      .catch(() => {}) // refused or lost: the next join re-announces everything
+      .finally(() => {
+        this.inflight--
+        this.check()
+      })
   }
 
   /** In step: nothing waiting to be sent, nothing unanswered (or no coordinator to tell). */
   synced () {
     if (!this.options.signaling.joined) return true
-    if (this.timer !== undefined || this.inflight) return false
+    if (this.timer !== undefined || this.inflight || this.listed !== this.options.serving()) return false
     const { add, remove } = this.diff()
     return remove.length === 0 && (add.length === 0 || this.announced.size >= this.options.signaling.limits.maxAssetsPerPeer)
   }

@@ -6,6 +6,7 @@
  * unloaded.
  */
 import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
+import { MODES } from './uplink.js'
 
 /** Documented defaults (README, "Configuration"). */
 const defaults = {
@@ -17,6 +18,11 @@ const defaults = {
   manifest: '/maygh-manifest.json',
   /** IndexedDB byte quota in MB (`data-quota-mb`); LRU eviction above it */
   quotaMb: DEFAULT_QUOTA_BYTES / 2 ** 20,
+  /** the site's default for its visitors (`data-maygh-mode`): `on`, `receive-only` (fetch from peers, serve none) or `off` (no peers); a visitor's optIn()/optOut() wins */
+  mode: 'on',
+  /** MB a visitor uploads to others per session (`data-upload-session-mb`) and per day (`data-upload-day-mb`); then receive-only */
+  uploadSessionMb: 50,
+  uploadDayMb: 200,
   /** how long a lookup waits for `holders` (`data-lookup-timeout-ms`) */
   lookupTimeoutMs: 2000,
   /** how long a new peer connection may take to open its channel (`data-connect-timeout-ms`) */
@@ -37,6 +43,8 @@ export const DEFAULTS = Object.freeze(defaults)
 /** Allowed range of each numeric option. */
 const RANGES = {
   quotaMb: [1, 500],
+  uploadSessionMb: [0, 1e4],
+  uploadDayMb: [0, 1e5],
   lookupTimeoutMs: [100, 60000],
   connectTimeoutMs: [500, 60000],
   stallMs: [200, 60000],
@@ -60,6 +68,10 @@ export function readConfig (data, warn = () => {}) {
   if (data.coordinator) config.coordinator = data.coordinator
   if (data.manifest) config.manifest = data.manifest
   if (data.token) config.token = data.token
+  if (data.mayghMode) {
+    if (MODES.includes(/** @type {any} */ (data.mayghMode))) config.mode = data.mayghMode
+    else warn(`maygh: ignoring data-maygh-mode=${data.mayghMode} (not ${MODES.join(', ')})`)
+  }
   for (const [key, [min, max]] of Object.entries(RANGES)) {
     const raw = data[key]
     if (raw === undefined || raw === '') continue

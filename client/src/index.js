@@ -13,6 +13,7 @@ import { Announcer } from './announcer.js'
 import { PeerPool } from './peer-pool.js'
 import { Loader } from './loader.js'
 import { bindDom } from './dom.js'
+import { Uplink } from './uplink.js'
 
 /** Wire everything up once per page (a second copy of the script does nothing). */
 function start () {
@@ -23,6 +24,10 @@ function start () {
   // Peers need WebRTC and a coordinator; verification (and so caching and sharing) needs WebCrypto, i.e. a secure context.
   const urls = coordinatorUrls(config.coordinator)
   const peers = Boolean(urls.length && globalThis.RTCPeerConnection && globalThis.WebSocket && globalThis.crypto?.subtle)
+  // Whether this visitor shares: the site's mode, the visitor's choice, Save-Data, its upload budget.
+  const uplink = new Uplink(config)
+  /** what this visitor lists as held: nothing while it does not serve */
+  const listed = () => uplink.serving() ? cache.hashes() : []
 
   /** @type {Announcer | null} */
   let announcer = null
@@ -33,31 +38,48 @@ function start () {
   })
   const cacheReady = cache.open()
 
-  const signaling = peers ? new Signaling({ urls, token: config.token, visitor: visitorKey(), backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: () => cache.hashes() }) : null
+  const signaling = peers ? new Signaling({ urls, token: config.token, visitor: visitorKey(), backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed }) : null
   /** Resolves true once joined, false if the first join took longer than `joinTimeoutMs` (or there is no coordinator). */
   const ready = new Promise((resolve) => {
     if (!signaling) return resolve(false)
     signaling.on('welcome', () => resolve(true))
     signaling.on('refused', () => resolve(false))
     cacheReady.then(() => {
-      signaling.start()
+      if (uplink.mode === 'off') return resolve(false)
+      signaling.resume()
       setTimeout(() => resolve(false), config.joinTimeoutMs)
     })
   })
 
   let pool = null
   if (signaling) {
-    const a = announcer = new Announcer({ signaling, holdings: () => cache.hashes(), delayMs: config.announceDelayMs })
+    const a = announcer = new Announcer({ signaling, holdings: listed, serving: () => uplink.serving(), delayMs: config.announceDelayMs })
     signaling.on('welcome', (/** @type {{ have: string[], url: string }} */ w) => {
       a.welcomed(w.have)
       stats.joined(w.url)
     })
     signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
-    pool = new PeerPool({
+    const p = pool = new PeerPool({
       signaling,
       config,
-      serve: (hash) => cache.get(hash),
-      onServed: (peer, hash, bytes) => stats.served({ peer, hash, bytes })
+      serving: () => uplink.serving(),
+      // Checked per request: a peer still asking after we stopped serving gets `miss`.
+      serve: async (hash) => uplink.serving() ? cache.get(hash) : null,
+      onServed: (peer, hash, bytes) => {
+        stats.served({ peer, hash, bytes })
+        uplink.spend(bytes)
+      }
+    })
+    // Off: leave the coordinator (which lists nothing of ours from then on) and every peer.
+    // Otherwise withdraw or announce at once, joining first if we had left.
+    uplink.on('change', (/** @type {string} */ mode) => {
+      if (mode === 'off') {
+        signaling.stop()
+        p.drop()
+      } else {
+        cacheReady.then(() => signaling.resume())
+        a.flush()
+      }
     })
   }
 
@@ -69,6 +91,10 @@ function start () {
     ready,
     /** @param {string} url @returns {Promise<Blob>} */
     load: (url) => loader.load(url),
+    /** Stop sharing with other visitors, now and on later visits (no peers at all). */
+    optOut () { uplink.choose('out') },
+    /** Share with other visitors again (the site's budget and Save-Data still apply), now and on later visits. */
+    optIn () { uplink.choose('in') },
     /** @param {string} type @param {Function} fn */
     on (type, fn) { stats.on(type, fn); return Maygh },
     /** @param {string} type @param {Function} fn */
@@ -79,7 +105,8 @@ function start () {
       joined: signaling?.joined ?? false,
       held: announcer?.held ?? 0,
       stored: { bytes: cache.bytes, count: cache.meta.size },
-      connected: pool?.connected().length ?? 0
+      connected: pool?.connected().length ?? 0,
+      uplink: { ...uplink.state(), sent: uplink.sent() }
     }),
     /** Resolves when no load is in flight and the coordinator has acknowledged our latest holdings. */
     async idle () {

@@ -25,6 +25,7 @@ export class PeerPool {
    * @param {{ connectTimeoutMs: number, stallMs: number }} options.config
    * @param {import('./transfer.js').TransferOptions['serve']} options.serve
    * @param {(peer: string, hash: string, bytes: number) => void} options.onServed
+   * @param {() => boolean} [options.serving] whether to answer offers (no: receive-only)
    */
   constructor (options) {
     this.options = options
@@ -50,12 +51,13 @@ export class PeerPool {
   }
 
   /**
-   * Close every connection to `peer` (it failed us): requests waiting on it,
-   * and loads waiting for it to connect, fail now and move on.
-   * @param {string} peer
+   * Close every connection to `peer` (it failed us), or every connection
+   * (the visitor opted out): requests waiting on it, and loads waiting for it
+   * to connect, fail now and move on.
+   * @param {string} [peer] none: all
    */
   drop (peer) {
-    for (const link of this.links.values()) if (link.peer === peer) link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED, 'dropped'))
+    for (const link of this.links.values()) if (peer === undefined || link.peer === peer) link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED, 'dropped'))
   }
 
   /** Peer ids we hold an open channel to. */
@@ -149,7 +151,7 @@ export class PeerPool {
    * @param {string} from
    * @param {IncomingSignal} signal
    * @param {boolean} [introduced] the coordinator says a lookup introduced `from` to us (or us to it):
-   *   an offer is answered only then
+   *   an offer is answered only then, and only while we serve
    */
   onSignal (from, signal, introduced = false) {
     if (typeof signal.cid !== 'string') return
@@ -160,7 +162,7 @@ export class PeerPool {
       return
     }
     if (signal.sdp?.type === 'offer') {
-      if (!introduced) return
+      if (!introduced || !(this.options.serving?.() ?? true)) return
       if (this.links.size >= MAX_LINKS && !this.closeIdlest()) return
       const incoming = this.createLink(from, signal.cid, false)
       incoming.opened.then((channel) => this.attach(incoming, channel), () => {})

@@ -84,6 +84,8 @@ export class Signaling extends Emitter {
     this.parked = new Set()
     this.attempt = 0
     this.stopped = false
+    /** a refusal stopped us for good */
+    this.refused = false
     this.timer = undefined
   }
 
@@ -294,12 +296,24 @@ export class Signaling extends Emitter {
    * @param {{ code: string, message: string }} msg the refusal
    */
   refuse (msg) {
+    this.refused = true
     this.stop(coded(msg))
     this.emit('warning', msg)
     this.emit('refused', msg)
   }
 
-  /** @param {Error} [err] what requests still waiting fail with (default MGH_ERR_OFFLINE) */
+  /** Connect now, the first time or again after {@link stop}; no-op while connected or connecting, or once refused. */
+  resume () {
+    if (this.refused || (this.ws && !this.stopped)) return
+    clearTimeout(this.timer)
+    this.stopped = false
+    this.start()
+  }
+
+  /**
+   * Leave the coordinator (it then lists nothing of ours), until {@link resume}.
+   * @param {Error} [err] what requests still waiting fail with (default MGH_ERR_OFFLINE)
+   */
   stop (err = new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE)) {
     this.stopped = true
     this.joined = false

@@ -21,7 +21,8 @@ function fakeSignaling (limits = {}) {
     /** @param {any} msg */
     request (msg) {
       sent.push(msg)
-      holding += msg.add.length - msg.remove.length
+      // `serving: false` unlists everything (coordinator/src/handlers/update.js)
+      holding = msg.serving === false ? 0 : holding + msg.add.length - msg.remove.length
       const n = holding
       return new Promise((resolve) => unanswered.push(() => resolve({ type: 'updated', holding: n })))
     },
@@ -39,7 +40,7 @@ test('a burst of changes goes out as one update after the delay', async (t) => {
   const signaling = fakeSignaling()
   /** @type {string[]} */
   let held = []
-  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 20 })
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, serving: () => true, delayMs: 20 })
   a.welcomed([])
   for (let i = 0; i < 5; i++) {
     held = [...held, h(i)]
@@ -63,7 +64,7 @@ test('sends the difference from what was announced, split to the per-message lim
   t.mock.timers.enable({ apis: ['setTimeout'] })
   const signaling = fakeSignaling({ maxAssetsPerMessage: 4 })
   let held = [h(1), h(2), h(3)]
-  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 1 })
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, serving: () => true, delayMs: 1 })
   a.welcomed(held)
   held = [h(2), ...Array.from({ length: 9 }, (_, i) => h(10 + i))]
   a.schedule()
@@ -83,7 +84,7 @@ test('never announces more than the coordinator lists per peer', async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] })
   const signaling = fakeSignaling({ maxAssetsPerPeer: 5 })
   const held = Array.from({ length: 8 }, (_, i) => h(i))
-  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 1 })
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, serving: () => true, delayMs: 1 })
   a.welcomed(held.slice(0, 2))
   a.schedule()
   const settled = a.settled()
@@ -99,7 +100,7 @@ test('while not joined nothing is sent and nothing is waited for; join resets th
   const signaling = fakeSignaling()
   signaling.joined = false
   const held = [h(1)]
-  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, delayMs: 1 })
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, serving: () => true, delayMs: 1 })
   a.schedule()
   await a.settled()
   assert.equal(signaling.sent.length, 0)
@@ -110,4 +111,53 @@ test('while not joined nothing is sent and nothing is waited for; join resets th
   await settled
   assert.equal(signaling.sent.length, 0, 'the join already carried the holdings')
   assert.equal(a.held, 1)
+})
+
+test('a visitor that stops serving unlists everything in one update, and announces again when it serves again', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] })
+  const signaling = fakeSignaling({ maxAssetsPerMessage: 4 })
+  let held = Array.from({ length: 6 }, (_, i) => h(i))
+  let serving = true
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, serving: () => serving, delayMs: 1 })
+  a.welcomed(held.slice(0, 4))
+  serving = false
+  held = [...held, h(6)] // stored meanwhile: not announced either
+  a.flush()
+  assert.deepEqual(signaling.sent, [{ type: 'update', serving: false }], 'at once, one message, no list')
+  assert.equal(a.synced(), false)
+  signaling.answer()
+  await a.settled()
+  assert.equal(a.held, 0)
+  a.schedule()
+  t.mock.timers.tick(1)
+  assert.equal(signaling.sent.length, 1, 'nothing more while not serving')
+
+  serving = true
+  assert.equal(a.synced(), false, 'serving again: not in step until announced')
+  const settled = a.settled()
+  t.mock.timers.tick(1)
+  signaling.answer()
+  await settled
+  const again = signaling.sent.slice(1)
+  assert.deepEqual(again.map((m) => m.serving), [true, undefined], 'the first update after says serving again')
+  assert.deepEqual(again.flatMap((m) => m.add), held)
+  assert.equal(a.held, 7)
+})
+
+test('a visitor that joins while not serving (so with nothing) sends nothing until it serves', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] })
+  const signaling = fakeSignaling()
+  let serving = false
+  const held = [h(1), h(2)]
+  const a = new Announcer({ signaling: /** @type {any} */ (signaling), holdings: () => held, serving: () => serving, delayMs: 1 })
+  a.welcomed([])
+  t.mock.timers.tick(1)
+  await a.settled()
+  assert.equal(signaling.sent.length, 0)
+  serving = true
+  const settled = a.settled()
+  t.mock.timers.tick(1)
+  signaling.answer()
+  await settled
+  assert.deepEqual(signaling.sent, [{ type: 'update', add: held, remove: [], serving: true }])
 })

@@ -27,6 +27,7 @@ const VALIDATORS = {
   update: (m, l) => {
     optionalHashList(m, 'add', l.maxAssetsPerMessage)
     optionalHashList(m, 'remove', l.maxAssetsPerMessage)
+    if (m.serving !== undefined && typeof m.serving !== 'boolean') throw badField('serving', 'a boolean')
   },
   /** @param {Fields} m */
   lookup: (m) => {

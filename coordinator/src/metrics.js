@@ -94,6 +94,7 @@ export class Metrics {
     this.closes = countersFor(counter('maygh_closes_total', `sockets closed, by reason (${Object.keys(CLOSE_REASONS).join(', ')})`, 'reason'), Object.keys(CLOSE_REASONS))
     this.reports = countersFor(counter('maygh_reports_total', 'reports of peers by the peers they failed, by reason', 'reason'), [...REPORT_REASONS])
     this.quarantines = new Counter({ name: 'maygh_quarantines_total', help: 'peers of this shard quarantined (reported by reportThreshold visitors)', registers })
+    this.withdrawals = new Counter({ name: 'maygh_withdrawals_total', help: 'peers that stopped serving mid-session (upload budget spent, opted out, Save-Data): update {serving: false}', registers })
     this.dropped = new Counter({ name: 'maygh_dropped_frames_total', help: 'frames the rate limiter dropped without a reply', registers })
     this.relay = histogramsFor(histogram('maygh_relay_seconds', 'time to hand a connect to the target socket (local) or to the bus (bus)', 'path'), 'path', RELAY_PATHS)
     this.store = histogramsFor(histogram('maygh_store_seconds', 'store call latency, by operation', 'op'), 'op', STORE_OPS)
@@ -113,6 +114,10 @@ export class Metrics {
 
   countQuarantine () {
     this.quarantines.inc()
+  }
+
+  countWithdrawal () {
+    this.withdrawals.inc()
   }
 
   /** @param {boolean} hit whether the lookup found any holder */

@@ -17,7 +17,7 @@
  * bus when that is another), the one place that knows who the peer is.
  */
 import { createHash } from 'node:crypto'
-import { PEER_ID_PATTERN, REPORT_REASONS, shardOfPeer } from '../../protocol/index.js'
+import { PEER_ID_PATTERN, REPORT_REASONS, isSri, shardOfPeer } from '../../protocol/index.js'
 
 /**
  * @param {string} kind 'visitor' (the token's), 'key' (the browser's) or 'peer'
@@ -95,35 +95,42 @@ export class Quarantine {
    * @param {string} peer
    * @param {string} reporter the reporting visitor's subject
    * @param {string} reason one of REPORT_REASONS
+   * @param {string} hash the asset it failed on
    * @returns {Promise<void>}
    */
-  async accuse (peer, reporter, reason) {
+  async accuse (peer, reporter, reason, hash) {
     this.metrics.countReport(reason)
     const shard = shardOfPeer(peer)
-    if (shard === this.shard) return this.judge(peer, reporter)
-    await this.store.publish(shard, { report: peer, by: reporter, reason })
+    if (shard === this.shard) return this.judge(peer, reporter, reason, hash)
+    await this.store.publish(shard, { report: peer, by: reporter, reason, hash })
   }
 
   /**
    * A report from another shard, off the bus: checked as a client's frame is, never throws.
-   * @param {{ report?: unknown, by?: unknown, reason?: unknown }} message
+   * @param {{ report?: unknown, by?: unknown, reason?: unknown, hash?: unknown }} message
    * @returns {boolean} whether it was a well-formed report
    */
   receive (message) {
-    const { report, by, reason } = message
-    if (typeof report !== 'string' || !PEER_ID_PATTERN.test(report) || typeof by !== 'string' || by.length > 64 || !REPORT_REASONS.includes(/** @type {any} */ (reason))) return false
-    this.judge(report, by).catch((err) => this.warn(err, `judging a report of ${report} failed`))
+    const { report, by, reason, hash } = message
+    if (typeof report !== 'string' || !PEER_ID_PATTERN.test(report) || typeof by !== 'string' || by.length > 64 || !REPORT_REASONS.includes(/** @type {any} */ (reason)) || !isSri(hash)) return false
+    this.judge(report, by, /** @type {string} */ (reason), hash).catch((err) => this.warn(err, `judging a report of ${report} failed`))
     return true
   }
 
   /**
-   * Count the report against the peer's visitor; quarantine it at the threshold.
+   * Count the report against the peer's visitor; quarantine it at the
+   * threshold. A peer that has withdrawn (not serving, or no longer listing
+   * the asset it said `miss` for) is not lying by refusing: it was handed out
+   * before it said so, and no lookup names it now. Bad bytes always count.
    * @param {string} peer on this shard
    * @param {string} reporter
+   * @param {string} reason
+   * @param {string} hash
    */
-  async judge (peer, reporter) {
+  async judge (peer, reporter, reason, hash) {
     const session = this.sessions.get(peer)
     if (session === undefined || session.quarantined || reporter === session.subject) return
+    if (reason !== 'hash_mismatch' && (!session.serving || (reason === 'miss' && !session.assets.has(hash)))) return
     const reporters = await this.store.report(session.subject, reporter, Date.now(), this.config.reportWindowMs)
     if (reporters < this.config.reportThreshold) return
     await this.store.quarantine(session.subject, this.config.quarantineMs)

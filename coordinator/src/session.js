@@ -37,6 +37,8 @@ export class Session {
     this.subject = ''
     /** quarantined: not handed out, announcements ignored */
     this.quarantined = false
+    /** lists what it announces; false after `update {serving: false}` (receive-only, its upload budget spent) until `serving: true` */
+    this.serving = true
     /** @type {Introductions | null} the peers this one may signal, made on first use */
     this.introductions = null
     /** @type {ReturnType<typeof setTimeout> | undefined} closes the socket if it has not joined in time */

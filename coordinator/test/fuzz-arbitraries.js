@@ -96,7 +96,7 @@ export function validMessageArb (t) {
   /** @type {Record<string, fc.Arbitrary<Record<string, unknown>>>} */
   const bodies = {
     join: fc.record({ have: list }, { requiredKeys: [] }),
-    update: fc.record({ add: list, remove: list }, { requiredKeys: [] }),
+    update: fc.record({ add: list, remove: list, serving: fc.boolean() }, { requiredKeys: [] }),
     lookup: fc.record({ hash: assetArb(t), connected: fc.array(peerIdArb(t), { maxLength: 4 }) }, { requiredKeys: ['hash'] }),
     connect: fc.record({ to: peerIdArb(t), signal: signalArb }),
     report: fc.record({ peer: peerIdArb(t), hash: assetArb(t), reason: fc.constantFrom(...REPORT_REASONS) })

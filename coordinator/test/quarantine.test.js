@@ -181,3 +181,46 @@ test('a report crosses to the reported peer\'s shard; the quarantine follows the
     await Promise.all(shards.map((s) => s.close()))
   }
 })
+
+test('a visitor that stops serving is unlisted in one update and listed again when it serves; what it refuses meanwhile is not held against it, bad bytes are', async () => {
+  const coordinator = await startCoordinator({ port: 0, stunPort: 0, reportThreshold: 1, ...WITH_TOKENS })
+  const clients = []
+  try {
+    const holder = await peer(coordinator.url, [h('x'), h('y')], 'holder')
+    const [r1, r2, r3] = await Promise.all(['r1', 'r2', 'r3'].map((name) => peer(coordinator.url, [], name)))
+    clients.push(holder, r1, r2, r3)
+    const holders = async (/** @type {{ client: TestClient }} */ who, hash = h('x')) => (await who.client.request({ type: 'lookup', hash })).peers
+    const report = async (/** @type {{ client: TestClient }} */ who, /** @type {string} */ reason, hash = h('x')) =>
+      assert.equal((await who.client.request({ type: 'report', peer: holder.id, hash, reason })).type, 'reported')
+    const session = /** @type {import('../src/session.js').Session} */ (coordinator.sessions.get(holder.id))
+
+    assert.deepEqual(await holders(r1), [holder.id])
+    assert.equal((await holder.client.request({ type: 'update', serving: 'no' })).code, 'MGH_ERR_BAD_FIELD')
+    // Its upload budget is spent: everything it listed goes at once, and what it adds is not listed.
+    assert.equal((await holder.client.request({ type: 'update', serving: false })).holding, 0)
+    assert.deepEqual(await holders(r2), [])
+    assert.deepEqual(await holders(r2, h('y')), [])
+    assert.equal((await holder.client.request({ type: 'update', add: [h('z')] })).holding, 0)
+    assert.deepEqual(await holders(r2, h('z')), [])
+    assert.equal(coordinator.holdings, 0)
+    // R1 was handed it before: its miss, or an offer it no longer answers, is no lie.
+    await report(r1, 'miss')
+    await report(r1, 'no_channel')
+    assert.equal(session.quarantined, false)
+
+    // Serving again (a new day's budget, opted in): listed again.
+    assert.equal((await holder.client.request({ type: 'update', serving: true, add: [h('x')] })).holding, 1)
+    assert.deepEqual(await holders(r2), [holder.id])
+    // A miss for an asset it no longer lists (evicted, and said so) does not count either.
+    await report(r2, 'miss', h('y'))
+    assert.equal(session.quarantined, false)
+    // Bad bytes always do.
+    assert.deepEqual(await holders(r3), [holder.id])
+    await report(r3, 'hash_mismatch')
+    assert.equal(session.quarantined, true)
+    assert.match(await (await fetch(`${coordinator.httpUrl}/metrics`)).text(), /maygh_withdrawals_total 1\n/)
+  } finally {
+    await Promise.all(clients.map((c) => c.client.close()))
+    await coordinator.close()
+  }
+})

@@ -258,30 +258,44 @@ export async function assertPeerShare (stack, kindA, kindB) {
 
 /**
  * Open the shop at `url` in a fresh context of `browser`, its script tag
- * carrying `token` (as the site's backend would render it), and wait until the
- * client is idle.
+ * carrying more `data-` attributes (as the site would render them: a join
+ * token, a mode, an upload budget), and wait until the client is idle.
  * @param {import('playwright-core').Browser} browser
  * @param {string} url
- * @param {string | undefined} token none: the page as served
+ * @param {{ data?: Record<string, string | undefined>, init?: (page: import('playwright-core').Page) => Promise<void> }} [options]
+ *   `data`: attribute name (without `data-`) → value, those undefined left out;
+ *   `init`: runs on the new page before it loads (to emulate Save-Data, say)
  */
-export async function openWithToken (browser, url, token) {
+export async function openShop (browser, url, { data = {}, init } = {}) {
   // A routed page counts as public to Chromium's Local Network Access checks: grant what a user would.
   const context = await browser.newContext({ permissions: ['local-network-access'] })
   const page = await context.newPage()
-  await page.route(url, async (route) => {
+  const attributes = Object.entries(data).filter(([, v]) => v !== undefined).map(([k, v]) => ` data-${k}="${v}"`).join('')
+  // On the context: another tab of this visitor gets the same page.
+  await context.route(url, async (route) => {
     const response = await route.fetch()
     const html = await response.text()
-    await route.fulfill({ response, body: token === undefined ? html : html.replace('<script src="/maygh.js"', `<script src="/maygh.js" data-token="${token}"`) })
+    await route.fulfill({ response, body: html.replace('<script src="/maygh.js"', `<script src="/maygh.js"${attributes}`) })
   })
+  await init?.(page)
   await page.goto(url)
   await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
   return {
     page,
+    context,
     /** @returns {Promise<any>} Maygh.stats() */
     stats: () => page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
     close: () => context.close()
   }
 }
+
+/**
+ * {@link openShop} with a join token (none: the page as served).
+ * @param {import('playwright-core').Browser} browser
+ * @param {string} url
+ * @param {string | undefined} token
+ */
+export const openWithToken = (browser, url, token) => openShop(browser, url, { data: { token } })
 
 /**
  * Make a visitor's page a poisoning peer: from now on it flips a byte in the

@@ -11,6 +11,6 @@ export async function report (message, session, { quarantine }) {
   session.requirePeer()
   const peer = /** @type {string} */ (message.peer)
   if (!(session.introductions?.looked(peer, session.now()) ?? false)) throw new MayghError(ERRORS.MGH_ERR_NOT_INTRODUCED, `${peer} was not handed to this peer by a lookup`)
-  if (!session.quarantined) await quarantine.accuse(peer, await quarantine.reporterOf(session), /** @type {string} */ (message.reason))
+  if (!session.quarantined) await quarantine.accuse(peer, await quarantine.reporterOf(session), /** @type {string} */ (message.reason), /** @type {string} */ (message.hash))
   return message.ref === undefined ? undefined : { type: 'reported', peer }
 }

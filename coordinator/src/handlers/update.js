@@ -2,6 +2,9 @@
  * `update`: assets a peer added to or removed from its store. Removals apply
  * first, so a hash in both lists ends up held. Only the real difference reaches
  * the store, worked out without copying what the peer holds.
+ * `serving: false` (the visitor went receive-only: its upload budget is spent,
+ * it opted out, Save-Data) takes everything it listed out, and nothing it
+ * announces is listed until an update says `serving: true` again.
  */
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 
@@ -10,9 +13,15 @@ export async function update (message, session, { store, config, counters, coord
   const peer = session.requirePeer()
   // Quarantined: acknowledged, not listed (quarantine.js).
   if (peer.quarantined) return { type: 'updated', holding: 0 }
+  if (typeof message.serving === 'boolean') {
+    if (peer.serving && !message.serving) metrics.countWithdrawal()
+    peer.serving = message.serving
+  }
   const held = peer.assets
-  const add = new Set(/** @type {string[]} */ (message.add ?? []))
-  const removed = [...new Set(/** @type {string[]} */ (message.remove ?? []))].filter((hash) => held.has(hash) && !add.has(hash))
+  const add = new Set(/** @type {string[]} */ (peer.serving ? message.add ?? [] : []))
+  const removed = peer.serving
+    ? [...new Set(/** @type {string[]} */ (message.remove ?? []))].filter((hash) => held.has(hash) && !add.has(hash))
+    : [...held]
   const added = [...add].filter((hash) => !held.has(hash))
   const size = held.size - removed.length + added.length
   if (size > config.maxAssetsPerPeer) {
