@@ -38,6 +38,7 @@ export const OPTIONS = Object.freeze({
   'report-threshold': ['reportThreshold', 'REPORT_THRESHOLD', Number],
   'report-window-ms': ['reportWindowMs', 'REPORT_WINDOW_MS', Number],
   'quarantine-ms': ['quarantineMs', 'QUARANTINE_MS', Number],
+  'pair-within-network': ['pairWithinNetwork', 'PAIR_WITHIN_NETWORK', parseBoolean],
   'log-level': ['logLevel', 'LOG_LEVEL', String],
   'log-ips': ['logIps', 'LOG_IPS', parseBoolean]
 })

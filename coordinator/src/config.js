@@ -45,6 +45,7 @@ const defaults = {
   reportThreshold: 3,
   reportWindowMs: 600_000,
   quarantineMs: 86_400_000,
+  pairWithinNetwork: false,
   logLevel: 'info',
   logIps: false
 }
@@ -93,6 +94,7 @@ export const DESCRIPTIONS = Object.freeze({
   reportThreshold: 'distinct visitors that must report a peer (bad bytes, a false miss, no channel, a stall) within reportWindowMs before it is quarantined',
   reportWindowMs: 'how far back reports of a peer count',
   quarantineMs: 'how long a quarantined visitor is not handed out and its announcements are ignored (it survives reconnecting under a new peer id)',
+  pairWithinNetwork: 'hand a visitor out only to visitors of its own network (its /24 or /48, judged from the socket and kept only as a salted hash), so that peers learn the addresses of their own network\'s visitors only; less sharing across networks',
   logLevel: 'log level: fatal, error, warn, info, debug, trace or silent',
   logIps: 'log client IP addresses (off: addresses are never logged)'
 })
@@ -152,7 +154,9 @@ export function resolveConfig (options = {}) {
   }
   if (typeof config.host !== 'string' || config.host === '') throw new TypeError('option "host" must be a non-empty string')
   if (!LOG_LEVELS.includes(config.logLevel)) throw new TypeError(`option "logLevel" must be one of ${LOG_LEVELS.join(', ')}`)
-  if (typeof config.logIps !== 'boolean') throw new TypeError('option "logIps" must be true or false')
+  for (const key of /** @type {const} */ (['logIps', 'pairWithinNetwork'])) {
+    if (typeof config[key] !== 'boolean') throw new TypeError(`option "${key}" must be true or false`)
+  }
   if (config.redisUrl !== null && !/^(rediss?|redis\+cluster):\/\/./.test(String(config.redisUrl))) {
     throw new TypeError('option "redisUrl" must be a redis://, rediss:// or redis+cluster://host:port,… URL')
   }

@@ -28,24 +28,6 @@ export function subjectOf (kind, name) {
   return createHash('sha256').update(`maygh:${kind}:${name}`).digest('base64url').slice(0, 22)
 }
 
-/**
- * The network a client address belongs to, as far as counting reporters goes:
- * its /24 (IPv4) or /48 (IPv6). Never stored or logged as it is.
- * @param {string} ip as the socket gives it ('::ffff:a.b.c.d' for IPv4 on a dual-stack socket)
- * @returns {string}
- */
-export function networkOf (ip) {
-  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+)\.\d+$/i.exec(ip)
-  if (v4 !== null) return v4[1]
-  const [head, tail = ''] = ip.toLowerCase().split('::')
-  const groups = head === '' ? [] : head.split(':')
-  if (ip.includes('::')) groups.push(...Array(Math.max(0, 8 - groups.length - (tail === '' ? 0 : tail.split(':').length))).fill('0'), ...(tail === '' ? [] : tail.split(':')))
-  return groups.slice(0, 3).map((g) => g.replace(/^0+(?=.)/, '')).join(':')
-}
-
-/** how long a coordinator reuses the store's network salt before asking again */
-const SALT_CACHE_MS = 60_000
-
 export class Quarantine {
   /**
    * @param {object} deps
@@ -56,8 +38,9 @@ export class Quarantine {
    * @param {import('./metrics.js').Metrics} deps.metrics
    * @param {(err: Error, context: string) => void} deps.warn
    * @param {(session: import('./session.js').Session) => Promise<void>} deps.unlist takes a peer's holdings out of the store (in its session's order)
+   * @param {import('./networks.js').Networks} deps.networks names reporters' networks
    */
-  constructor ({ store, config, shard, sessions, metrics, warn, unlist }) {
+  constructor ({ store, config, shard, sessions, metrics, warn, unlist, networks }) {
     this.store = store
     this.config = config
     this.shard = shard
@@ -65,8 +48,7 @@ export class Quarantine {
     this.metrics = metrics
     this.warn = warn
     this.unlist = unlist
-    /** @type {{ value: Promise<string>, at: number } | null} */
-    this.salt = null
+    this.networks = networks
   }
 
   /**
@@ -81,12 +63,7 @@ export class Quarantine {
    */
   async reporterOf (session) {
     if (this.config.tokenSecrets !== null && session.visitor !== '') return session.subject
-    if (this.salt === null || Date.now() - this.salt.at > SALT_CACHE_MS) {
-      const value = this.store.networkSalt()
-      this.salt = { value, at: Date.now() }
-      value.catch(() => { this.salt = null })
-    }
-    return subjectOf('network', `${await this.salt.value}/${networkOf(session.ip)}`)
+    return this.networks.name(session.ip)
   }
 
   /**

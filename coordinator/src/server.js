@@ -16,6 +16,7 @@ import { HANDLERS, ORDERED_TYPES } from './handlers/index.js'
 import { Session } from './session.js'
 import { Relay } from './relay.js'
 import { Quarantine } from './quarantine.js'
+import { Networks } from './networks.js'
 import { Heartbeat } from './heartbeat.js'
 import { Presence } from './presence.js'
 import { Metrics } from './metrics.js'
@@ -82,6 +83,7 @@ export class Coordinator extends EventEmitter {
     this.shard = config.shardId === null ? suffix : `${config.shardId}.${suffix}`
     this.ownsStore = ownsStore
     this.store = store
+    this.networks = new Networks(store)
     /** @type {Map<string, Session>} joined peers on this shard, by id */
     this.sessions = new Map()
     /** @type {Set<Session>} every open connection */
@@ -130,7 +132,8 @@ export class Coordinator extends EventEmitter {
       sessions: this.sessions,
       metrics: this.metrics,
       warn: this.warn,
-      unlist: (session) => this.#unlist(session)
+      unlist: (session) => this.#unlist(session),
+      networks: this.networks
     })
     const quarantine = this.quarantine
     this.relay = new Relay({ shard: this.shard, store: this.store, sessions: this.sessions, counters: this.counters, onReport: (message) => quarantine.receive(message) })
@@ -149,7 +152,8 @@ export class Coordinator extends EventEmitter {
       warn: this.warn,
       coordinator: this,
       orphan: (id, assets) => this.#orphan(id, assets),
-      quarantine
+      quarantine,
+      networks: this.networks
     }
 
     this.http = createServer((req, res) => { this.#serveHttp(req, res) })
@@ -278,7 +282,7 @@ export class Coordinator extends EventEmitter {
       await Promise.all(sessions.slice(i, i + PEER_BATCH).map((session) => new Promise((resolve) => {
         session.enqueue(async () => {
           const id = session.peerId
-          if (id !== null && !session.closed) await this.store.addPeer(id, [...session.assets]).catch((err) => this.warn(err, `listing ${id} again failed`))
+          if (id !== null && !session.closed) await this.store.addPeer(id, session.keys(session.assets)).catch((err) => this.warn(err, `listing ${id} again failed`))
           resolve(undefined)
         })
       })))
@@ -299,7 +303,7 @@ export class Coordinator extends EventEmitter {
         if (id !== null && !session.closed && assets.length > 0) {
           this.holdings -= assets.length
           session.assets.clear()
-          await this.store.updatePeer(id, [], assets).catch((err) => {
+          await this.store.updatePeer(id, [], session.keys(assets)).catch((err) => {
             const unsure = (session.unsure ??= new Set())
             for (const hash of assets) unsure.add(hash)
             this.warn(err, `unlisting quarantined peer ${id} failed; retried when it leaves`)
@@ -464,7 +468,7 @@ export class Coordinator extends EventEmitter {
     session.peerId = null
     if (this.sessions.get(id) === session) this.sessions.delete(id)
     this.holdings -= session.assets.size
-    await this.#forget(id, [...session.assets, ...(session.unsure ?? [])])
+    await this.#forget(id, session.keys([...session.assets, ...(session.unsure ?? [])]))
   }
 
   /**

@@ -37,6 +37,8 @@ export class Session {
     this.subject = ''
     /** quarantined: not handed out, announcements ignored */
     this.quarantined = false
+    /** what its store keys start with: '' or, under `pairWithinNetwork`, its network's name and '/' (set by `join`) */
+    this.scope = ''
     /** lists what it announces; false after `update {serving: false}` (receive-only, its upload budget spent) until `serving: true` */
     this.serving = true
     /** @type {Introductions | null} the peers this one may signal, made on first use */
@@ -70,6 +72,17 @@ export class Session {
     /** frames dropped by the rate limit in the current episode (drops less than a second apart) */
     this.dropped = 0
     this.lastDropAt = -Infinity
+  }
+
+  /**
+   * The store's keys for these of the peer's hashes: the hashes themselves,
+   * or under `pairWithinNetwork` each prefixed with the peer's network
+   * (`scope`), so that only lookups from that network find them.
+   * @param {Iterable<string>} hashes
+   * @returns {string[]}
+   */
+  keys (hashes) {
+    return Array.from(hashes, (hash) => this.scope + hash)
   }
 
   /**

@@ -18,6 +18,7 @@
  *   the coordinator: whether it drains, the alternates, and the holdings its peers list (against maxHoldings)
  * @property {(id: string, assets: string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
  * @property {import('../quarantine.js').Quarantine} quarantine reports and quarantine
+ * @property {import('../networks.js').Networks} networks names visitors' networks (pairWithinNetwork)
  *
  * @typedef {(message: import('../message-parser.js').Message, session: import('../session.js').Session, context: HandlerContext) => Promise<object | undefined>} Handler
  */

@@ -10,7 +10,7 @@ import { signJoinToken, verifyJoinToken } from '../join-token.js'
 import { subjectOf } from '../quarantine.js'
 
 /** @type {import('./index.js').Handler} */
-export async function join (message, session, { store, config, shard, sessions, iceServers, coordinator, orphan, metrics }) {
+export async function join (message, session, { store, config, shard, sessions, iceServers, coordinator, orphan, metrics, networks }) {
   if (session.peerId !== null) throw new MayghError(ERRORS.MGH_ERR_ALREADY_JOINED)
   if (coordinator.draining) throw new MayghError(ERRORS.MGH_ERR_DRAINING)
   // With secrets configured, only a page its site gave a token may join (join-token.js).
@@ -22,6 +22,8 @@ export async function join (message, session, { store, config, shard, sessions, 
   const key = /** @type {string | undefined} */ (message.visitor)
   session.subject = session.visitor !== '' ? subjectOf('visitor', session.visitor) : key !== undefined ? subjectOf('key', key) : subjectOf('peer', id)
   session.quarantined = await store.isQuarantined(session.subject)
+  // Paired within its network only: everything it lists is under its network's name.
+  if (config.pairWithinNetwork) session.scope = `${await networks.name(session.ip)}/`
   // A quarantined visitor may still fetch; what it holds is not listed.
   const have = session.quarantined ? [] : [...new Set(/** @type {string[]} */ (message.have ?? []))]
   if (coordinator.holdings + have.length > config.maxHoldings) throw new MayghError(ERRORS.MGH_ERR_CAPACITY, `this coordinator lists ${config.maxHoldings} holdings at most`)
@@ -29,11 +31,11 @@ export async function join (message, session, { store, config, shard, sessions, 
   coordinator.holdings += have.length
   const started = performance.now()
   try {
-    await store.addPeer(id, have)
+    await store.addPeer(id, session.keys(have))
   } catch (err) {
     coordinator.holdings -= have.length
     // Maybe listed, maybe not (a timeout cannot tell); this id is never used again: remove it once the store is back.
-    orphan(id, have)
+    orphan(id, session.keys(have))
     throw err
   } finally {
     metrics.observeStore('join', performance.now() - started)

@@ -11,10 +11,12 @@ import { HolderRanking, rankKey } from '../policy/peer-selection.js'
 export async function lookup (message, session, { store, config, counters, metrics, clock, warn }) {
   const asker = session.requirePeer().peerId
   const hash = /** @type {string} */ (message.hash)
+  // Under pairWithinNetwork, the holders listed under the asker's network only.
+  const key = session.scope + hash
   let holders
   const started = performance.now()
   try {
-    holders = await store.sampleHolders(hash, config.candidateSample)
+    holders = await store.sampleHolders(key, config.candidateSample)
   } catch (err) {
     // A store that is down or slow answers "no holders": the page goes to the origin at once.
     warn(err, 'lookup failed')
@@ -35,7 +37,7 @@ export async function lookup (message, session, { store, config, counters, metri
   for (const peer of peers) introductions.add(peer, now, true)
   // Not awaited: commands on one store connection run in order, so the next
   // lookup already sees this choice; the reply need not wait for it.
-  if (peers.length > 0) store.markChosen(hash, ranking.marked(), clock()).catch((err) => warn(err, 'markChosen failed'))
+  if (peers.length > 0) store.markChosen(key, ranking.marked(), clock()).catch((err) => warn(err, 'markChosen failed'))
   counters.lookups++
   if (peers.length > 0) counters.lookupHits++
   metrics.countLookup(peers.length > 0)

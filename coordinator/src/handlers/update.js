@@ -32,7 +32,7 @@ export async function update (message, session, { store, config, counters, coord
   coordinator.holdings += grows
   const started = performance.now()
   try {
-    await store.updatePeer(peer.peerId, added, removed)
+    await store.updatePeer(peer.peerId, peer.keys(added), peer.keys(removed))
   } catch (err) {
     coordinator.holdings -= grows
     // The store may have applied the change or not (a timeout cannot tell):
