@@ -29,4 +29,24 @@
       if (count) count.textContent = shown + ' results'
     })
   }
+
+  // The visitor's consent: Maygh.optOut() / optIn(), remembered across visits.
+  const share = /** @type {HTMLInputElement | null} */ (document.querySelector('.share-toggle'))
+  const mode = document.querySelector('.share-mode')
+  const maygh = /** @type {any} */ (window).Maygh
+  if (share && mode && maygh) {
+    const show = function () {
+      const uplink = maygh.stats().uplink
+      // Sharing, or would but for the budget, Save-Data or a cellular connection.
+      share.checked = uplink.mode === 'on' || (uplink.mode === 'receive-only' && uplink.why !== 'site')
+      mode.textContent = uplink.mode + (uplink.why ? ': ' + uplink.why : '')
+    }
+    share.addEventListener('change', function () {
+      if (share.checked) maygh.optIn()
+      else maygh.optOut()
+      show()
+    })
+    show()
+    setInterval(show, 2000) // the budget, Save-Data and other tabs change it too
+  }
 })()

@@ -79,7 +79,8 @@ export function renderShopPage ({ catalog, coordinatorUrl }) {
 <main class="grid">
 ${catalog.map(card).join('\n')}
 </main>
-<footer class="foot">Product photos on this page are delivered by other visitors' browsers through Maygh, and checked against their SHA-256 before display.</footer>
+<footer class="foot">Product photos on this page are delivered by other visitors' browsers through Maygh, and checked against their SHA-256 before display.
+  <label class="share"><input type="checkbox" class="share-toggle" checked> Share the photos I have seen with other shoppers (<span class="share-mode">on</span>)</label></footer>
 </body>
 </html>
 `

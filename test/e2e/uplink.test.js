@@ -80,7 +80,9 @@ test('an opted-out visitor leaves at once, stays out on its next visit, and shar
     opened.push(a)
     const { peerId, held } = await a.stats()
     assert.ok(held >= 30, `A holds the shop's images (${held})`)
-    await a.page.evaluate(() => /** @type {any} */ (globalThis).Maygh.optOut())
+    // The shop's own control calls Maygh.optOut().
+    await a.page.uncheck('.share-toggle')
+    assert.equal(await a.page.textContent('.share-mode'), 'off: opted-out')
     const out = await a.stats()
     assert.deepEqual({ mode: out.uplink.mode, why: out.uplink.why, joined: out.joined, connected: out.connected }, { mode: 'off', why: 'opted-out', joined: false, connected: 0 })
     await until(async () => !(await everyHolder()).has(peerId))
@@ -101,6 +103,7 @@ test('an opted-out visitor leaves at once, stays out on its next visit, and shar
     await assertEveryImageShown(again)
     const stats = () => again.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats())
     assert.deepEqual((await stats()).uplink.mode, 'off')
+    assert.equal(await again.isChecked('.share-toggle'), false)
     assert.deepEqual(sockets, [], 'an opted-out page opens no coordinator connection')
 
     // Opting in: it joins, announces what it holds, and the next visitor gets images from it.
