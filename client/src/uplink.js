@@ -35,13 +35,10 @@ function read (storage, key) {
 /**
  * @param {Storage | undefined} storage
  * @param {string} key
- * @param {string | null} value null: remove
+ * @param {string} value
  */
 function write (storage, key, value) {
-  try {
-    if (value === null) storage?.removeItem(key)
-    else storage?.setItem(key, value)
-  } catch {}
+  try { storage?.setItem(key, value) } catch {}
 }
 
 export class Uplink extends Emitter {

@@ -93,7 +93,7 @@ async function coordinatorSide (c) {
     const hash = HASHES[step.asset]
     let peers = null
     if (step.kind === 'lookup') {
-      const session = /** @type {any} */ ({ requirePeer: () => ({ peerId: idOf(step.client) }), scope: '', introduced: () => new Introductions(DEFAULTS), now: () => now })
+      const session = /** @type {any} */ ({ requirePeer: () => ({ peerId: idOf(step.client) }), keys: (/** @type {string[]} */ hashes) => hashes, introduced: () => new Introductions(DEFAULTS), now: () => now })
       const context = /** @type {any} */ ({
         store,
         config,

@@ -12,7 +12,7 @@ export async function lookup (message, session, { store, config, counters, metri
   const asker = session.requirePeer().peerId
   const hash = /** @type {string} */ (message.hash)
   // Under pairWithinNetwork, the holders listed under the asker's network only.
-  const key = session.scope + hash
+  const [key] = session.keys([hash])
   let holders
   const started = performance.now()
   try {
