@@ -17,7 +17,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
-# The browser bundle (esbuild is a dev dependency) and the demo shop's generated
+# The browser bundles (esbuild is a dev dependency) and the demo shop's generated
 # pictures, made here so the runtime image needs neither a build tool nor write
 # access to its own tree.
 FROM ${NODE_IMAGE} AS build
@@ -38,7 +38,7 @@ COPY package.json ./
 COPY protocol ./protocol
 COPY coordinator/bin ./coordinator/bin
 COPY coordinator/src ./coordinator/src
-COPY client/manifest.js ./client/manifest.js
+COPY client/manifest.js client/bundles.js ./client/
 COPY --from=build /app/client/dist ./client/dist
 COPY demo-site/bin ./demo-site/bin
 COPY demo-site/src ./demo-site/src

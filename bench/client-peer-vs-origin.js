@@ -27,17 +27,17 @@ const runs = Number(values.runs)
 const size = Number(values.kb) * 1000
 
 const dir = await mkdtemp(join(tmpdir(), 'maygh-bench-'))
-const { outfile } = await buildClient({ outfile: join(dir, 'maygh.js') })
-const bundle = await readFile(outfile)
+const { outdir } = await buildClient({ outdir: dir })
+const bundle = await readFile(join(outdir, 'maygh-elements.js'))
 const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
 
 /** @type {Map<string, Buffer>} */
 const files = new Map()
 for (let i = 0; i < runs; i++) files.set(`/a/${i}.bin`, randomBytes(size))
 const manifest = { version: 1, assets: Object.fromEntries([...files].map(([path, bytes]) => [path, { hash: sriHash(bytes), size: bytes.length, type: 'application/octet-stream' }])) }
-const page = `<!doctype html><script src="/maygh.js" data-coordinator="${coordinator.url}" defer></script>`
+const page = `<!doctype html><script src="/maygh-elements.js" data-coordinator="${coordinator.url}" defer></script>`
 const server = createServer((req, res) => {
-  const body = req.url === '/' ? page : req.url === '/maygh.js' ? bundle : req.url === '/maygh-manifest.json' ? JSON.stringify(manifest) : files.get(/** @type {string} */ (req.url))
+  const body = req.url === '/' ? page : req.url === '/maygh-elements.js' ? bundle : req.url === '/maygh-manifest.json' ? JSON.stringify(manifest) : files.get(/** @type {string} */ (req.url))
   if (body === undefined) {
     res.writeHead(404).end()
     return

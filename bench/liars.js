@@ -266,7 +266,7 @@ const round = (/** @type {number} */ ms) => Math.round(ms * 10) / 10
 async function runPhase (name) {
   const stack = await startStack({ coordinator: (siteOrigin) => ({ allowedOrigins: [siteOrigin], tokenSecrets: [SECRET], reportThreshold: threshold }) })
   const browser = await launchBrowser('chromium')
-  const url = stack.site.url + '/'
+  const url = stack.shop
   const origin = new URL(stack.site.url).origin
   const token = (/** @type {string} */ visitor) => signJoinToken({ origin, visitor }, SECRET)
   try {

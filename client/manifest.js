@@ -5,8 +5,17 @@
  */
 import { createHash } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
-import { join, posix, relative, sep, extname } from 'node:path'
+import { join, posix, relative, resolve, sep, extname } from 'node:path'
 import { MANIFEST_VERSION } from '../protocol/index.js'
+import { BUNDLES } from './bundles.js'
+
+/**
+ * Files never listed, wherever they are: the manifest itself (so
+ * `maygh-manifest DIR > DIR/maygh-manifest.json` does not list its own output)
+ * and the client's bundles (the worker must not answer for the script that
+ * makes the page able to answer it).
+ */
+export const NEVER_LISTED = Object.freeze(['maygh-manifest.json', ...Object.keys(BUNDLES)])
 
 /** Content types by extension for the assets a site typically offloads. */
 export const CONTENT_TYPES = Object.freeze({
@@ -50,19 +59,22 @@ export function sriHash (bytes) {
  */
 
 /**
- * Manifest for every file under `dir` whose extension is in `extensions`.
+ * Manifest for every file under `dir` whose extension is in `extensions`,
+ * but for {@link NEVER_LISTED} and `exclude`.
  *
  * @param {string} dir folder served at `prefix`
- * @param {{ prefix?: string, extensions?: string[] }} [options]
+ * @param {{ prefix?: string, extensions?: string[], exclude?: string[] }} [options] `exclude`: more files not to list (paths)
  * @returns {Promise<Manifest>}
  */
 export async function buildManifest (dir, options = {}) {
   const prefix = options.prefix ?? '/'
   if (!prefix.startsWith('/')) throw new TypeError('prefix must start with "/"')
   const extensions = new Set(options.extensions ?? Object.keys(CONTENT_TYPES).filter((e) => e !== '.html'))
+  const excluded = new Set((options.exclude ?? []).map((f) => resolve(f)))
   const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
-    .filter((d) => d.isFile() && extensions.has(extname(d.name).toLowerCase()))
+    .filter((d) => d.isFile() && extensions.has(extname(d.name).toLowerCase()) && !NEVER_LISTED.includes(d.name))
     .map((d) => join(d.parentPath ?? d.path, d.name))
+    .filter((f) => !excluded.has(resolve(f)))
     .sort()
   /** @type {Record<string, ManifestEntry>} */
   const assets = {}

@@ -27,16 +27,16 @@ try {
     // Only the shop's pages may use it (no token secret: the allow-list alone applies).
     allowedOrigins: shopOrigins(host, sitePort)
   }, { log: createLogger({ level: env.LOG_LEVEL || 'warn' }) })
-  const site = await startDemoSite({ host, port: sitePort, coordinatorUrl: coordinator.url, clientBundlePath: bundle.outfile })
+  const site = await startDemoSite({ host, port: sitePort, coordinatorUrl: coordinator.url, clientDir: bundle.outdir })
   console.log(`
   Maygh demo is running
-    shop         ${site.url}/
+    shop         ${site.url}/  (transparent mode; ${site.url}/elements: marked-element mode)
     dashboard    ${site.url}/dashboard
     origin stats ${site.url}/origin-stats
     coordinator  ${coordinator.url}  for pages of ${coordinator.config.allowedOrigins?.join(', ') ?? 'any origin'} (health ${coordinator.httpUrl}/healthz, stats ${coordinator.httpUrl}/stats, metrics ${coordinator.httpUrl}/metrics)
     STUN         ${coordinator.stunUrl}
     store        ${coordinator.config.redisUrl ? coordinator.config.redisUrl : 'in-process (set REDIS_URL for Redis)'}
-    client       /maygh.js, ${bundle.gzipBytes} B gzipped
+    client       ${bundle.bundles.map((b) => `/${b.file} ${b.gzipBytes} B`).join(', ')} (gzipped)
 
   Open the shop in two different browsers (or a normal and a private window):
   the second visitor's images come from the first. Ctrl-C stops.

@@ -83,8 +83,7 @@ const checks = explicitFiles
     staticCheck('types (tsc -p jsconfig.json)', 'typescript/bin/tsc', ['-p', 'jsconfig.json']),
     staticCheck('lint (eslint .)', 'eslint/bin/eslint.js', ['.'])
   ])
-const size = await buildClient()
-console.log(`client bundle: ${size.bytes} B, ${size.gzipBytes} B gzip, ${size.brotliBytes} B brotli`)
+for (const b of (await buildClient()).bundles) console.log(`client bundle ${b.file}: ${b.bytes} B, ${b.gzipBytes} B gzip, ${b.brotliBytes} B brotli`)
 const checked = await checks
 
 const files = explicitFiles ? process.argv.slice(2) : testFiles()

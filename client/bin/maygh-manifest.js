@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * maygh-manifest DIR [--prefix /] [--out FILE]
- * Writes the manifest (URL path → SHA-256, size, type) for the static assets under DIR.
+ * Writes the manifest (URL path → SHA-256, size, type) for the static assets
+ * under DIR. Never listed: the manifest itself, the --out file and the client's
+ * own bundles (client/manifest.js, NEVER_LISTED).
  */
 import { writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
@@ -27,7 +29,7 @@ if (args.positionals.length !== 1) {
   process.exit(2)
 }
 try {
-  const manifest = await buildManifest(args.positionals[0], { prefix: args.values.prefix })
+  const manifest = await buildManifest(args.positionals[0], { prefix: args.values.prefix, exclude: args.values.out ? [args.values.out] : [] })
   const text = JSON.stringify(manifest, null, 2) + '\n'
   if (args.values.out) await writeFile(args.values.out, text)
   else process.stdout.write(text)

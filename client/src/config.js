@@ -16,6 +16,10 @@ const defaults = {
   token: '',
   /** manifest URL (`data-manifest`) */
   manifest: '/maygh-manifest.json',
+  /** transparent mode: the service worker's URL (`data-worker`), served from the site's origin */
+  worker: '/maygh-sw.js',
+  /** transparent mode: the worker's scope (`data-worker-scope`); none: the worker's own folder */
+  workerScope: '',
   /** IndexedDB byte quota in MB (`data-quota-mb`); LRU eviction above it */
   quotaMb: DEFAULT_QUOTA_BYTES / 2 ** 20,
   /** the site's default for its visitors (`data-maygh-mode`): `on`, `receive-only` (fetch from peers, serve none) or `off` (no peers); a visitor's optIn()/optOut() wins */
@@ -29,8 +33,15 @@ const defaults = {
   connectTimeoutMs: 5000,
   /** a peer transfer with no bytes for this long is abandoned (`data-stall-ms`) */
   stallMs: 4000,
-  /** loads wait at most this long for the first `welcome` before going to the origin (`data-join-timeout-ms`) */
+  /** loads wait at most this long for the first `welcome` before going to the origin (`data-join-timeout-ms`); none when every coordinator refuses the connection */
   joinTimeoutMs: 3000,
+  /**
+   * hedged loads: the origin is asked too when peers have sent no byte for twice the origin's
+   * observed time to first byte, but never sooner than `hedgeMinMs` nor later than `hedgeMaxMs`
+   * (`data-hedge-min-ms`, `data-hedge-max-ms`; the latter also before anything is observed)
+   */
+  hedgeMinMs: 100,
+  hedgeMaxMs: 1500,
   /** holdings changes within this window go out as one `update` */
   announceDelayMs: 50,
   /** reconnect backoff: first delay and cap */
@@ -48,7 +59,9 @@ const RANGES = {
   lookupTimeoutMs: [100, 60000],
   connectTimeoutMs: [500, 60000],
   stallMs: [200, 60000],
-  joinTimeoutMs: [0, 60000]
+  joinTimeoutMs: [0, 60000],
+  hedgeMinMs: [0, 60000],
+  hedgeMaxMs: [0, 60000]
 }
 
 /**
@@ -66,7 +79,7 @@ export const coordinatorUrls = (coordinator) => coordinator.split(/[\s,]+/).filt
 export function readConfig (data, warn = () => {}) {
   const config = { ...DEFAULTS }
   if (data.coordinator) config.coordinator = data.coordinator
-  if (data.manifest) config.manifest = data.manifest
+  for (const key of /** @type {const} */ (['manifest', 'worker', 'workerScope'])) if (data[key]) config[key] = /** @type {string} */ (data[key])
   if (data.token) config.token = data.token
   if (data.mayghMode) {
     if (MODES.includes(/** @type {any} */ (data.mayghMode))) config.mode = data.mayghMode
@@ -83,5 +96,6 @@ export function readConfig (data, warn = () => {}) {
     config[key] = Math.min(max, Math.max(min, n))
     if (config[key] !== n) warn(`maygh: ${key}=${raw} clamped to ${config[key]}`)
   }
+  config.hedgeMaxMs = Math.max(config.hedgeMaxMs, config.hedgeMinMs)
   return Object.freeze(config)
 }

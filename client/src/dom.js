@@ -2,7 +2,7 @@
  * Page integration without site JavaScript: `<img data-maygh-src>` and
  * `<link data-maygh-href>` get a blob URL of the verified bytes in `src` /
  * `href`. Elements added or re-pointed later are picked up by a
- * MutationObserver. If a load fails everywhere the element gets the plain URL,
+ * MutationObserver; those in the viewport are asked for first. If a load fails everywhere the element gets the plain URL,
  * so the page never ends up worse than without Maygh.
  */
 import { sha256FromIntegrity } from '../../protocol/index.js'
@@ -38,10 +38,18 @@ export function bindDom (doc, client) {
     )
   }
 
-  /** @param {ParentNode & Node} root */
+  /**
+   * Load the marked elements under `root`, those in the viewport first (peers
+   * answer requests in the order they come).
+   * @param {ParentNode & Node} root
+   */
   const scan = (root) => {
-    if (root instanceof Element && root.matches(SELECTOR)) handle(root)
-    root.querySelectorAll?.(SELECTOR).forEach(handle)
+    const els = [...(root instanceof Element && root.matches(SELECTOR) ? [root] : []), ...(root.querySelectorAll?.(SELECTOR) ?? [])]
+    const away = new Map(els.map((el) => {
+      const r = el.getBoundingClientRect()
+      return [el, +(r.bottom < 0 || r.top > innerHeight)]
+    }))
+    els.sort((a, b) => /** @type {number} */ (away.get(a)) - /** @type {number} */ (away.get(b))).forEach(handle)
   }
 
   scan(doc)

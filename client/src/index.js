@@ -1,139 +1,138 @@
 /**
- * Entry point of the bundle (`maygh.js`): reads the script tag's data
- * attributes, wires the parts together and exposes `window.Maygh`.
+ * Entry point of `maygh.js`, transparent mode (the default): the page keeps
+ * its ordinary markup, and the service worker `maygh-sw.js` (worker.js)
+ * answers the requests for the assets the manifest names. This script
+ * registers the worker and holds what a worker cannot: the coordinator
+ * connection and the WebRTC peers (peers.js). The worker asks it for peer
+ * bytes; it asks the worker for bytes to serve.
  *
- *   <script src="/maygh.js" data-coordinator="wss://…" data-manifest="/maygh-manifest.json" defer></script>
+ *   <script src="/maygh.js" data-coordinator="wss://…" async></script>
+ *
+ * A visitor's first page view is not yet under the worker: it loads as
+ * without maygh, and once the worker is active the page hands it the URLs it
+ * loaded, which the worker reads back from the HTTP cache, stores and so
+ * announces. Without service workers (an insecure page, an old browser), the
+ * page is left exactly as without maygh and the console says why.
  */
-import { coordinatorUrls, readConfig } from './config.js'
-import { Stats } from './stats.js'
-import { Names } from './names.js'
-import { Cache } from './cache.js'
-import { Signaling } from './signaling.js'
-import { Announcer } from './announcer.js'
-import { PeerPool } from './peer-pool.js'
-import { Loader } from './loader.js'
-import { bindDom } from './dom.js'
-import { Uplink } from './uplink.js'
+import { readConfig, DEFAULTS } from './config.js'
+import { startPeers } from './peers.js'
+import { currentScript, navigationTtfb } from './page.js'
 
-/** Wire everything up once per page (a second copy of the script does nothing). */
+/** Worker settings passed in its URL's query when not at their defaults. */
+const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedgeMinMs', 'hedgeMaxMs'])
+
 function start () {
-  const script = /** @type {HTMLScriptElement | null} */ (document.currentScript ?? document.querySelector('script[data-coordinator]'))
-  const config = readConfig({ ...script?.dataset }, console.warn)
-  const stats = new Stats()
-  const names = new Names(config.manifest)
-  // Peers need WebRTC and a coordinator; verification (and so caching and sharing) needs WebCrypto, i.e. a secure context.
-  const urls = coordinatorUrls(config.coordinator)
-  const peers = Boolean(urls.length && globalThis.RTCPeerConnection && globalThis.WebSocket && globalThis.crypto?.subtle)
-  // Whether this visitor shares: the site's mode, the visitor's choice, Save-Data, its upload budget.
-  const uplink = new Uplink(config)
-  /** what this visitor lists as held: nothing while it does not serve */
-  const listed = () => uplink.serving() ? cache.hashes() : []
+  const config = readConfig({ ...currentScript()?.dataset }, console.warn)
+  const sw = navigator.serviceWorker
+  /** @type {string[]} what the worker holds, most recently used first */
+  let held = []
+  let storedBytes = 0
+  /** @type {() => void} */
+  let opened = () => {}
+  const registered = sw
+    ? sw.register(workerUrl(config), config.workerScope ? { scope: config.workerScope } : undefined)
+    : Promise.reject(new Error('no service workers here (an insecure page, or the browser lacks them)'))
+  /** the worker to ask: the one in control, else the registration's active one */
+  const worker = () => registered.then((r) => sw.controller ?? r.active ?? sw.ready.then((r) => r.active))
+  /**
+   * @param {object} msg
+   * @returns {Promise<any>} the worker's answer on the port sent along
+   */
+  const ask = (msg) => worker().then((w) => new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel()
+    port1.onmessage = (e) => {
+      port1.close()
+      resolve(e.data)
+    }
+    /** @type {ServiceWorker} */ (w).postMessage(msg, [port2])
+  }))
 
-  /** @type {Announcer | null} */
-  let announcer = null
-  const cache = new Cache({
-    quotaBytes: config.quotaMb * 1048576,
-    onChange: () => announcer?.schedule(),
-    onCorrupt: () => { stats.counts.corrupt++ }
+  const peers = startPeers(config, {
+    holdings: () => held,
+    read: (hash) => ask({ maygh: 'read', hash }),
+    opened: new Promise((resolve) => { opened = () => resolve(undefined) })
   })
-  const cacheReady = cache.open()
-
-  const signaling = peers ? new Signaling({ urls, token: config.token, visitor: visitorKey(), backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed }) : null
-  /** Resolves true once joined, false if the first join took longer than `joinTimeoutMs` (or there is no coordinator). */
-  const ready = new Promise((resolve) => {
-    if (!signaling) return resolve(false)
-    signaling.on('welcome', () => resolve(true))
-    signaling.on('refused', () => resolve(false))
-    cacheReady.then(() => {
-      if (uplink.mode === 'off') return resolve(false)
-      signaling.resume()
-      setTimeout(() => resolve(false), config.joinTimeoutMs)
-    })
+  const { stats, api } = peers
+  registered.catch((err) => {
+    console.info(`maygh: peers are off: ${err.message}`)
+    opened()
   })
+  if (peers.why) console.info(`maygh: peers are off: ${peers.why}`)
 
-  let pool = null
-  if (signaling) {
-    const a = announcer = new Announcer({ signaling, holdings: listed, serving: () => uplink.serving(), delayMs: config.announceDelayMs })
-    signaling.on('welcome', (/** @type {{ have: string[], url: string }} */ w) => {
-      a.welcomed(w.have)
-      stats.joined(w.url)
-    })
-    signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
-    const p = pool = new PeerPool({
-      signaling,
-      config,
-      serving: () => uplink.serving(),
-      // Checked per request: a peer still asking after we stopped serving gets `miss`.
-      serve: async (hash) => uplink.serving() ? cache.get(hash) : null,
-      onServed: (peer, hash, bytes) => {
-        stats.served({ peer, hash, bytes })
-        uplink.spend(bytes)
-      }
-    })
-    // Off: leave the coordinator (which lists nothing of ours from then on) and every peer.
-    // Otherwise withdraw or announce at once, joining first if we had left.
-    uplink.on('change', (/** @type {string} */ mode) => {
-      if (mode === 'off') {
-        signaling.stop()
-        p.drop()
-      } else {
-        cacheReady.then(() => signaling.resume())
-        a.flush()
-      }
-    })
+  sw?.addEventListener('message', (e) => {
+    const m = e.data
+    switch (m?.maygh) {
+      case 'get': return answer(e.ports[0], m)
+      case 'ping': return hello()
+      case 'held':
+        held = m.all ?? [...m.add ?? [], ...held.filter((h) => !m.remove?.includes(h) && !m.add?.includes(h))]
+        storedBytes = m.bytes
+        opened()
+        return peers.changed()
+      case 'loaded': return stats.loaded(m.e)
+      case 'error': return stats.error(m.e)
+      case 'failed': return stats.failed()
+    }
+  })
+  // Messages the worker sent before this script ran (requests made while the page was parsed) come now.
+  sw?.startMessages()
+
+  /**
+   * The worker wants an asset from peers: verified bytes, or null.
+   * @param {MessagePort} port
+   * @param {{ url: string, name: import('./names.js').Name }} m
+   */
+  const answer = async (port, { url, name }) => {
+    const stop = new AbortController()
+    port.onmessage = () => stop.abort()
+    let last = 0
+    const onBytes = () => {
+      const now = performance.now()
+      if (now - last > 20) port.postMessage({ t: 'bytes' }, [])
+      last = now
+    }
+    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes }).catch(() => null)
+    port.postMessage({ t: 'done', asset }, asset ? [asset.bytes.buffer] : [])
   }
 
-  const loader = new Loader({ names, cache, stats, signaling, pool, ready, cacheReady, config })
+  /** @type {Promise<unknown>} */
+  let adopted = Promise.resolve()
+  const hello = () => worker().then((w) => w?.postMessage({ maygh: 'hello', ttfb: navigationTtfb() }))
+  registered.then(() => {
+    hello()
+    // The first view, uncontrolled: the worker stores what the page loaded once it has loaded it.
+    if (!sw.controller) adopted = loadedPage().then(() => ask({ maygh: 'adopt', urls: performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.startsWith(location.origin + '/')) }))
+  }, () => {})
 
   const Maygh = {
-    version: 1,
-    config,
-    ready,
-    /** @param {string} url @returns {Promise<Blob>} */
-    load: (url) => loader.load(url),
-    /** Stop sharing with other visitors, now and on later visits (no peers at all). */
-    optOut () { uplink.choose('out') },
-    /** Share with other visitors again (the site's budget and Save-Data still apply), now and on later visits. */
-    optIn () { uplink.choose('in') },
-    /** @param {string} type @param {Function} fn */
-    on (type, fn) { stats.on(type, fn); return Maygh },
-    /** @param {string} type @param {Function} fn */
-    off (type, fn) { stats.off(type, fn); return Maygh },
-    stats: () => ({
-      ...stats.snapshot(),
-      peerId: signaling?.id ?? null,
-      joined: signaling?.joined ?? false,
-      held: announcer?.held ?? 0,
-      stored: { bytes: cache.bytes, count: cache.meta.size },
-      connected: pool?.connected().length ?? 0,
-      uplink: { ...uplink.state(), sent: uplink.sent() }
-    }),
-    /** Resolves when no load is in flight and the coordinator has acknowledged our latest holdings. */
+    ...api,
+    /** @param {string} url @returns {Promise<Blob>} through the worker, like any request of the page */
+    load: async (url) => {
+      const res = await fetch(url)
+      if (!res.ok) throw new Error(`${res.status} ${url}`)
+      return res.blob()
+    },
+    stats: () => ({ ...api.stats(), stored: { bytes: storedBytes, count: held.length } }),
+    /** Resolves once the page has loaded, the worker has nothing in flight, and the coordinator has acknowledged our latest holdings. */
     async idle () {
-      await ready
-      while (loader.active.size || !(announcer?.synced() ?? true)) {
-        await loader.settled()
-        await announcer?.settled()
-      }
+      await api.ready
+      await loadedPage()
+      await adopted
+      await registered.then(() => ask({ maygh: 'idle' }), () => {})
+      await peers.synced()
     }
   }
   Object.defineProperty(globalThis, 'Maygh', { value: Object.freeze(Maygh), enumerable: true })
-
-  bindDom(document, { load: Maygh.load, name: (url, hash) => names.set(url, hash) })
 }
 
-/**
- * This browser's visitor key, kept in localStorage across visits: the
- * coordinator ties reports and quarantine to it when the site issues no
- * tokens. None when storage is off (then only this connection is remembered).
- * @returns {string | undefined}
- */
-function visitorKey () {
-  try {
-    let key = localStorage.getItem('maygh-visitor')
-    if (!key) localStorage.setItem('maygh-visitor', (key = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('')))
-    return key
-  } catch {}
+/** @param {Readonly<typeof DEFAULTS>} config */
+function workerUrl (config) {
+  const url = new URL(config.worker, location.href)
+  for (const k of WORKER_SETTINGS) if (config[k] !== DEFAULTS[k]) url.searchParams.set(k, String(config[k]))
+  return url.href
 }
+
+/** Resolves once the page's `load` event has fired. */
+const loadedPage = () => new Promise((resolve) => document.readyState === 'complete' ? resolve(undefined) : addEventListener('load', resolve, { once: true }))
 
 if (!('Maygh' in globalThis)) start()

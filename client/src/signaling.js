@@ -4,7 +4,9 @@
  * matched to replies by `ref`. Emits `welcome` (each join), `connect` (signals
  * from peers), `down` (socket lost or left), `warning` (unsolicited errors) and
  * `refused` (the site's coordinators will not serve this page: its origin is
- * not allowed or its join token is bad; the client stops trying).
+ * not allowed or its join token is bad; the client stops trying) and
+ * `unreachable` (every known coordinator has failed us since the last
+ * `welcome`: loads stop waiting for one, while reconnecting goes on).
  *
  * Coordinators come and go (a shard dies, drains for a restart, restarts), so
  * the client knows several: the configured URLs plus every `alternates` one
@@ -86,6 +88,8 @@ export class Signaling extends Emitter {
     this.stopped = false
     /** a refusal stopped us for good */
     this.refused = false
+    /** @type {Set<string>} coordinators whose socket closed without a welcome since the last one */
+    this.failed = new Set()
     this.timer = undefined
   }
 
@@ -105,6 +109,11 @@ export class Signaling extends Emitter {
       const known = this.urls.get(key) ?? ''
       if ((this.barred.get(known) ?? 0) <= Date.now() + BAR_MS - STALE_MS) this.barred.delete(known)
     }
+  }
+
+  /** Whether every known coordinator has closed on us without a welcome since the last one. */
+  unreachable () {
+    return !this.joined && [...this.urls.values()].every((u) => this.failed.has(u))
   }
 
   /** @param {string} url */
@@ -138,6 +147,8 @@ export class Signaling extends Emitter {
     } catch {
       // not a usable URL (WebSocket throws SyntaxError): never again, unless it is all we have
       this.barred.set(url, Infinity)
+      this.failed.add(url)
+      if (this.unreachable()) this.emit('unreachable', null)
       return this.retry()
     }
     // `have` is one message, so at most maxAssetsPerMessage; the announcer sends the rest as updates.
@@ -155,6 +166,7 @@ export class Signaling extends Emitter {
    */
   drop (away = false) {
     const ws = this.ws
+    if (!this.joined) this.failed.add(this.url)
     this.ws = null
     this.joined = false
     for (const w of this.waiting.values()) {
@@ -167,6 +179,7 @@ export class Signaling extends Emitter {
       }
     }
     this.emit('down', null)
+    if (this.unreachable()) this.emit('unreachable', null)
     if (away) this.barred.set(this.url, Date.now() + BAR_MS)
     ws?.close()
     this.retry(away)
@@ -196,6 +209,7 @@ export class Signaling extends Emitter {
       this.limits = { ...this.limits, ...welcome.limits }
       this.joined = true
       this.attempt = 0
+      this.failed.clear()
       // Requests cut off by the last socket go out again (their deadlines unchanged).
       for (const w of this.parked) {
         this.parked.delete(w)

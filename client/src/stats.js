@@ -55,6 +55,11 @@ export class Stats extends Emitter {
     this.emit('reject', event)
   }
 
+  /** A load failed everywhere (its `error` event says why). */
+  failed () {
+    this.counts.failed++
+  }
+
   /** @param {{ url?: string, hash?: string, code: string, message: string }} event */
   error (event) {
     this.counts.errors[event.code] = (this.counts.errors[event.code] ?? 0) + 1

@@ -4,10 +4,13 @@
  *
  * - as receiver: `request(hash)` sends `get` and resolves with the reply's
  *   bytes. Replies come in request order, so the oldest pending request owns
- *   each `ok`/`miss` header and the binary frames after an `ok`.
+ *   each `ok`/`miss` header and the binary frames after an `ok`. A request
+ *   whose caller gives up (its signal aborts: the origin won) sends `cancel`;
+ *   its reply, whatever it is, is read and dropped.
  * - as sender: incoming `get`s are answered one at a time, in arrival order,
  *   in ≤ 16 KiB frames, pausing while `bufferedAmount` is above 1 MiB until
- *   `bufferedamountlow` (256 KiB).
+ *   `bufferedamountlow` (256 KiB). A `cancel` for a request not yet started
+ *   has it answered `miss` in its turn, unread; one already started finishes.
  *
  * Verification is the caller's job (loader.js): this module only frames.
  * Anything that desynchronises the stream (unexpected frame, wrong id, too
@@ -25,7 +28,7 @@ const MAX_QUEUED = 256
 
 /**
  * @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} Asset
- * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, size: number, got: number, type?: string }} Pending
+ * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, size: number, got: number, type?: string, onBytes?: (n: number) => void }} Pending
  * @typedef {object} TransferOptions
  * @property {(hash: string) => Promise<Asset | null>} serve the held asset, verified, or null
  * @property {number} [stallMs] give up on our requests after this long without a message
@@ -45,7 +48,7 @@ export class Transfer {
     channel.bufferedAmountLowThreshold = LOW_WATER
     /** @type {Pending[]} our requests awaiting replies, oldest first */
     this.pending = []
-    /** @type {{ id: number, hash: string }[]} their requests awaiting our replies */
+    /** @type {{ id: number, hash: string, cancelled?: boolean }[]} their requests awaiting our replies */
     this.queue = []
     this.nextId = 1
     this.serving = false
@@ -71,16 +74,29 @@ export class Transfer {
    * Ask the peer for an asset.
    * @param {string} hash
    * @param {number} [maxBytes] refuse a reply larger than this
+   * @param {{ signal?: AbortSignal, onBytes?: (n: number) => void }} [o]
+   *   `signal`: give up (rejects with its reason, sends `cancel`); `onBytes`: called with the size of each frame that
+   *   arrives on the channel while the request is pending (its own, or those of the requests before it)
    * @returns {Promise<Asset>}
    */
-  request (hash, maxBytes = 512 << 20) {
+  request (hash, maxBytes = 512 << 20, { signal, onBytes } = {}) {
     if (this.closed) return Promise.reject(this.closed)
     return new Promise((resolve, reject) => {
       const id = this.nextId++
       this.lastActive = Date.now()
-      this.pending.push({ id, hash, maxBytes, resolve, reject, size: 0, got: 0 })
+      /** @type {Pending} */
+      const p = { id, hash, maxBytes, resolve, reject, size: 0, got: 0, onBytes }
+      this.pending.push(p)
       this.send(JSON.stringify({ t: 'get', id, hash }))
       this.armStall()
+      signal?.addEventListener('abort', () => {
+        if (!this.pending.includes(p)) return
+        // Still owed a reply, which is read as usual and dropped.
+        p.resolve = p.reject = () => {}
+        p.onBytes = undefined
+        if (!p.buf) this.send(JSON.stringify({ t: 'cancel', id }))
+        reject(signal.reason)
+      }, { once: true })
     })
   }
 
@@ -101,6 +117,12 @@ export class Transfer {
         this.queue.push({ id: msg.id, hash: msg.hash })
         this.pump()
         return
+      case 'cancel': {
+        // Answered `miss` in its turn: replies stay in request order.
+        const q = this.queue.find((q) => q.id === msg.id)
+        if (q) q.cancelled = true
+        return
+      }
       case 'ok':
         if (!head || head.buf || msg.id !== head.id) return this.fail('unexpected ok')
         if (!Number.isInteger(msg.size) || msg.size < 0 || msg.size > head.maxBytes) return this.fail('bad size')
@@ -134,6 +156,8 @@ export class Transfer {
     }
     head.buf.set(chunk, head.got)
     head.got = got
+    // Requests queued behind this one are moving too.
+    for (const p of this.pending) p.onBytes?.(chunk.length)
     if (got === head.size) this.settle()
   }
 
@@ -149,9 +173,9 @@ export class Transfer {
     this.serving = true
     try {
       while (this.queue.length && !this.closed) {
-        const { id, hash } = /** @type {{ id: number, hash: string }} */ (this.queue.shift())
+        const { id, hash, cancelled } = /** @type {{ id: number, hash: string, cancelled?: boolean }} */ (this.queue.shift())
         let asset = null
-        try { asset = await this.options.serve(hash) } catch { asset = null }
+        if (!cancelled) try { asset = await this.options.serve(hash) } catch { asset = null }
         if (this.closed) return
         if (!asset) {
           this.send(JSON.stringify({ t: 'miss', id }))

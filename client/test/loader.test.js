@@ -1,9 +1,11 @@
 /**
- * The load path's decisions, in Node with stand-ins for IndexedDB, the
- * coordinator and the peers, and a real HTTP origin: which source wins, what
- * gets stored, and that bad bytes are never returned from a peer. Last, the
- * lookup through the real coordinator connection over a fake WebSocket: across
- * a coordinator's death, and under its rate limit.
+ * The load path's decisions (loader.js, peer-fetch.js, hedge.js), in Node with
+ * stand-ins for IndexedDB, the coordinator and the peers, and a real HTTP
+ * origin: which source wins, what gets stored, that bad bytes are never
+ * returned from a peer, and when the origin is asked alongside peers (hedging).
+ * Last, the lookup through the real coordinator connection over a fake
+ * WebSocket: across a coordinator's death, under its rate limit, and with
+ * every coordinator refusing the connection.
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -13,6 +15,8 @@ import { sriHash } from '../manifest.js'
 import { Names } from '../src/names.js'
 import { Stats } from '../src/stats.js'
 import { Loader } from '../src/loader.js'
+import { PeerFetch } from '../src/peer-fetch.js'
+import { OriginClock } from '../src/hedge.js'
 import { Signaling } from '../src/signaling.js'
 import { FakeWebSocket } from './fake-websocket.js'
 
@@ -21,6 +25,8 @@ const other = randomBytes(20_000)
 const stale = randomBytes(10_000)
 /** what the origin serves, by path */
 const files = { '/good.png': good, '/other.png': other, '/stale.png': stale, '/unnamed.txt': Buffer.from('hello') }
+/** @type {{ release: () => void, aborted: boolean }[]} requests for /slow.png, held until released */
+let slow = []
 const manifest = {
   version: 1,
   assets: {
@@ -40,7 +46,14 @@ before(async () => {
     const path = /** @type {string} */ (req.url)
     hits[path] = (hits[path] ?? 0) + 1
     if (path === '/maygh-manifest.json') {
-      res.end(JSON.stringify(manifest))
+      res.end(JSON.stringify({ ...manifest, assets: { ...manifest.assets, '/slow.png': manifest.assets['/good.png'] } }))
+      return
+    }
+    if (path === '/slow.png') {
+      // The origin's answer to this one waits until the test releases it.
+      const held = { release: () => res.writeHead(200).end(good), aborted: false }
+      res.on('close', () => { held.aborted = !res.writableFinished })
+      slow.push(held)
       return
     }
     const body = files[/** @type {keyof typeof files} */ (path)]
@@ -57,12 +70,16 @@ after(() => {
 
 /**
  * A loader over stand-ins. `peers` maps a peer id to what it sends for any
- * request: bytes, or an Error to fail with. `signaling` replaces the stand-in
- * coordinator connection (then `holders` is unused).
- * @param {{ peers?: Record<string, Uint8Array | Error | 'never'>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number }} [o]
+ * request: bytes, an Error to fail with, `never` (its channel never opens),
+ * `silent` (its channel opens, its reply never comes) or `{ trickle: ms }`
+ * (good.png's bytes, a frame every 10 ms for `ms`). `signaling` replaces the
+ * stand-in coordinator connection (then `holders` is unused). The hedge
+ * deadline is a minute unless `hedgeMs` says otherwise.
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number }} [o]
  */
 function setup (o = {}) {
   hits = {}
+  slow = []
   const stored = new Map(Object.entries(o.cached ?? {}).map(([h, bytes]) => [h, { bytes, type: 'image/png' }]))
   const cache = {
     stored,
@@ -74,6 +91,7 @@ function setup (o = {}) {
   const sent = []
   const signaling = o.signaling ?? {
     id: 'me',
+    joined: true,
     send: (/** @type {object} */ message) => { sent.push(message); return true },
     request: async () => {
       if (o.holders === 'timeout') throw Object.assign(new Error('timeout'), { code: 'MGH_ERR_REQUEST_TIMEOUT' })
@@ -82,6 +100,8 @@ function setup (o = {}) {
   }
   /** @type {string[]} peers the loader dropped */
   const dropped = []
+  /** @type {string[]} peers whose request was called off (the origin won) */
+  const cancelled = []
   const pool = {
     connected: () => [],
     drop: (/** @type {string} */ peer) => { dropped.push(peer) },
@@ -89,9 +109,22 @@ function setup (o = {}) {
       // `never`: a channel that neither opens nor fails
       if (/** @type {any} */ (o.peers)?.[peer] === 'never') await new Promise(() => {})
       return {
-        request: async () => {
+        request: async (/** @type {string} */ hash, /** @type {number} */ max, /** @type {{ signal: AbortSignal, onBytes: () => void }} */ how) => {
           asked.push(peer)
           const r = /** @type {any} */ (o.peers)?.[peer]
+          const calledOff = new Promise((resolve, reject) => how.signal.addEventListener('abort', () => {
+            cancelled.push(peer)
+            reject(how.signal.reason)
+          }))
+          calledOff.catch(() => {})
+          if (r === 'silent') await calledOff
+          if (r?.trickle) {
+            for (let t = 0; t < r.trickle; t += 10) {
+              await Promise.race([new Promise((resolve) => setTimeout(resolve, 10)), calledOff])
+              how.onBytes()
+            }
+            return { bytes: new Uint8Array(good), type: 'image/png' }
+          }
           // a turn in flight, as over a channel: a drop meanwhile fails the request, as closing the channel would
           await new Promise((resolve) => setImmediate(resolve))
           if (dropped.includes(peer)) throw Object.assign(new Error('dropped'), { code: 'MGH_ERR_CHANNEL_CLOSED' })
@@ -104,17 +137,23 @@ function setup (o = {}) {
   const stats = new Stats()
   const events = []
   for (const type of ['load', 'reject', 'error']) stats.on(type, (/** @type {any} */ e) => events.push({ type, ...e }))
-  const loader = new Loader({
-    names: new Names('/maygh-manifest.json'),
-    cache: /** @type {any} */ (cache),
+  const peers = new PeerFetch({
     stats,
     signaling: /** @type {any} */ (signaling),
     pool: /** @type {any} */ (pool),
     ready: Promise.resolve(true),
-    cacheReady: Promise.resolve(),
     config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, connectTimeoutMs: o.connectTimeoutMs ?? 5000, quotaMb: 50 }
   })
-  return { loader, cache, stats, events, asked, sent, dropped }
+  const clock = new OriginClock({ hedgeMinMs: o.hedgeMs ?? 60000, hedgeMaxMs: o.hedgeMs ?? 60000 })
+  const core = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock })
+  /** @type {import('../src/loader.js').Via} */
+  const via = { stats, peers: (url, name, how) => peers.get(url, name, how) }
+  const loader = {
+    load: (/** @type {string} */ url) => core.load(url, via),
+    settled: () => core.settled(),
+    active: core.active
+  }
+  return { loader, cache, stats, events, asked, sent, dropped, cancelled, clock }
 }
 
 const bytesOf = async (/** @type {Blob} */ blob) => Buffer.from(await blob.arrayBuffer())
@@ -293,4 +332,64 @@ test('loads spread over the holders they are handed; a holder whose channel is n
   const u = setup({ peers: { a: good, b: good, c: good } })
   for (const url of ['/good.png', '/other.png', '/stale.png']) await u.loader.load(url).catch(() => {})
   assert.deepEqual(u.asked.filter((p, i, all) => all.indexOf(p) === i), ['a', 'b', 'c'])
+})
+
+test('hedging: a silent holder costs the hedge deadline, not the stall timeout; the origin wins and the peer request is called off', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { quiet: 'silent' }, hedgeMs: 50 })
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(hits['/good.png'], 1)
+  assert.equal(s.stats.counts.origin.count, 1)
+  assert.deepEqual(s.cancelled, ['quiet'], 'the losing peer request was cancelled')
+  assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash))
+})
+
+test('hedging: while peer bytes keep flowing the origin is not asked, though the transfer outlasts the deadline', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { steady: { trickle: 300 } }, hedgeMs: 60 })
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(hits['/good.png'], undefined, 'never asked the origin')
+  assert.equal(s.stats.counts.peer.count, 1)
+})
+
+test('hedging: a peer that wins while the origin is still answering has the origin fetch aborted', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { late: { trickle: 200 } }, hedgeMs: 0 })
+  const load = s.loader.load('/slow.png')
+  // Deadline 0: the origin is asked at once, and holds its answer; the peer finishes first.
+  assert.deepEqual(await bytesOf(await load), good)
+  assert.equal(s.stats.counts.peer.count, 1)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.equal(slow.length, 1, 'the origin was asked')
+  assert.equal(slow[0].aborted, true, 'and its request was aborted when the peer won')
+})
+
+test('the origin clock: twice the smoothed time to first byte, within the bounds; the upper bound before anything is seen', () => {
+  const clock = new OriginClock({ hedgeMinMs: 100, hedgeMaxMs: 1500 })
+  assert.equal(clock.deadline(), 1500)
+  clock.observe(80)
+  assert.equal(clock.deadline(), 160)
+  clock.observe(NaN)
+  assert.equal(clock.deadline(), 160, 'an unknown figure changes nothing')
+  clock.observe(5000)
+  assert.equal(clock.deadline(), 1500)
+  const fast = new OriginClock({ hedgeMinMs: 100, hedgeMaxMs: 1500 })
+  fast.observe(3)
+  assert.equal(fast.deadline(), 100)
+})
+
+test('every coordinator refusing the connection costs no waiting: loads go to the origin at once', { timeout: 10000 }, async (t) => {
+  const real = globalThis.WebSocket
+  globalThis.WebSocket = /** @type {any} */ (FakeWebSocket)
+  FakeWebSocket.made = []
+  const signaling = new Signaling({ urls: ['ws://a.example'], backoffBaseMs: PATIENT, backoffMaxMs: PATIENT, getHave: () => [], random: () => 0 })
+  t.after(() => {
+    signaling.stop()
+    globalThis.WebSocket = real
+  })
+  signaling.start()
+  FakeWebSocket.last.end(1006) // refused
+  assert.equal(signaling.unreachable(), true)
+  // The join timeout and the lookup timeout are a minute: only not waiting at all finishes in time.
+  const s = setup({ peers: { p: good }, signaling, lookupTimeoutMs: PATIENT })
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(hits['/good.png'], 1)
+  assert.deepEqual(s.asked, [])
 })

@@ -19,6 +19,8 @@ import { ERRORS, sriOf } from '../../protocol/index.js'
 import { fuzzSeed } from '../../coordinator/test/fuzz-arbitraries.js'
 import { CHUNK_BYTES, Transfer } from '../src/transfer.js'
 import { Loader } from '../src/loader.js'
+import { PeerFetch } from '../src/peer-fetch.js'
+import { OriginClock } from '../src/hedge.js'
 import { Names } from '../src/names.js'
 import { Stats } from '../src/stats.js'
 import { PeerPool } from '../src/peer-pool.js'
@@ -380,22 +382,22 @@ test(`the load path: whatever the holders send, the page gets the asset's bytes,
       put: async (/** @type {string} */ hash, /** @type {Uint8Array} */ bytes) => { stored.push({ hash, bytes }); return true }
     }
     const pool = { connected: () => [], drop: () => {}, transfer: async (/** @type {string} */ peer) => remotePeer(render(scripts[peers.indexOf(peer)], [{ asset: a, cap: 'exact' }])) }
-    const signaling = { id: 'me', send: () => true, request: async () => ({ type: 'holders', hash: asset.hash, peers }) }
+    const signaling = { id: 'me', joined: true, send: () => true, request: async () => ({ type: 'holders', hash: asset.hash, peers }) }
     const stats = new Stats()
     /** @type {string[]} */
     const sources = []
     stats.on('load', (/** @type {{ source: string }} */ e) => sources.push(e.source))
-    const loader = new Loader({
-      names: new Names('/maygh-manifest.json'),
-      cache: /** @type {any} */ (cache),
+    const fetcher = new PeerFetch({
       stats,
       signaling: /** @type {any} */ (signaling),
       pool: /** @type {any} */ (pool),
       ready: Promise.resolve(true),
-      cacheReady: Promise.resolve(),
       config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 }
     })
-    const bytes = new Uint8Array(await (await loader.load(asset.path)).arrayBuffer())
+    // No hedging here: the origin only after every holder has failed.
+    const loader = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock: new OriginClock({ hedgeMinMs: 60000, hedgeMaxMs: 60000 }) })
+    const via = { stats, peers: fetcher.get.bind(fetcher) }
+    const bytes = new Uint8Array(await (await loader.load(asset.path, via)).arrayBuffer())
     assert.equal(await sriOf(bytes), asset.hash, 'the page got bytes that are not the asset')
     assert.equal(stored.length, 1, 'the verified bytes are stored once')
     for (const s of stored) assert.equal(await sriOf(s.bytes), s.hash, 'stored bytes that do not match their name')

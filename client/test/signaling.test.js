@@ -573,3 +573,20 @@ test('a page its site\'s coordinators refuse (origin not allowed, bad token) sto
     await Promise.all([...clients.map((s) => s.ws ? stopped(s) : s.stop()), coordinator.close()])
   }
 })
+
+test('unreachable: said once every known coordinator has closed on us since the last welcome, not before', async (t) => {
+  const s = setup(t, [A, B], { random: () => 0 })
+  let said = 0
+  s.on('unreachable', () => said++)
+  s.start()
+  FakeWebSocket.last.end(1006) // the first refuses
+  assert.equal(said, 0, 'another is still untried')
+  t.mock.timers.tick(1000)
+  FakeWebSocket.last.end(1006) // and the second
+  assert.equal(said, 1, 'both have refused: loads stop waiting')
+  t.mock.timers.tick(2000)
+  await accept(s) // one comes back
+  assert.equal(s.unreachable(), false)
+  FakeWebSocket.last.end(1006) // a joined socket lost is not a refusal
+  assert.equal(said, 1)
+})

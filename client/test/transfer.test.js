@@ -128,3 +128,47 @@ test('a request flood beyond the queue limit closes the channel', async () => {
   assert.equal(/** @type {any} */ (err).code, 'MGH_ERR_PEER_PROTOCOL')
   assert.match(err.message, /too many requests/)
 })
+
+test('cancel: a request not yet started is answered miss unread, one started is sent in full and dropped; the channel stays in step', async () => {
+  const big = new Uint8Array(randomBytes(200_000))
+  const small = new Uint8Array(randomBytes(30_000))
+  const hb = await sriOf(big)
+  const hs = await sriOf(small)
+  // The sender is still reading the first asset from its store when the cancel arrives.
+  let release = () => {}
+  const gate = new Promise((resolve) => { release = () => resolve(undefined) })
+  const assets = /** @type {Record<string, Uint8Array>} */ ({ [hb]: big, [hs]: small })
+  const { ca, receiver, served } = pair(assets, { serve: async (/** @type {string} */ hash) => { if (hash === hb) await gate; return { bytes: assets[hash], type: 'image/png' } } })
+  const first = new AbortController()
+  const second = new AbortController()
+  let progress = 0
+  const a = receiver.request(hb, undefined, { signal: first.signal, onBytes: (n) => { progress += n } })
+  const b = receiver.request(hs, undefined, { signal: second.signal })
+  const c = receiver.request(hs)
+  second.abort(new Error('origin won'))
+  await assert.rejects(b, /origin won/)
+  await new Promise((resolve) => setTimeout(resolve, 10)) // the gets and the cancel have arrived
+  release()
+  const gotA = await a
+  assert.deepEqual(gotA.bytes, big, 'the first, not cancelled, arrives')
+  assert.equal(progress, big.length, 'onBytes saw every byte')
+  first.abort(new Error('too late')) // after it settled: nothing happens
+  assert.deepEqual((await c).bytes, small, 'the request after the cancelled one is served in order')
+  assert.deepEqual(served.map((s) => s.hash), [hb, hs], 'the cancelled one was never read or sent')
+  assert.ok(ca.sent.some((m) => typeof m === 'string' && JSON.parse(m).t === 'miss'), 'answered miss in its turn')
+  assert.ok(receiver.open)
+})
+
+test('cancel once bytes flow: the rest is read and dropped, and the next request still gets its own bytes', async () => {
+  const big = new Uint8Array(randomBytes(300_000))
+  const small = new Uint8Array(randomBytes(20_000))
+  const hb = await sriOf(big)
+  const hs = await sriOf(small)
+  const { receiver } = pair({ [hb]: big, [hs]: small })
+  const ctl = new AbortController()
+  const a = receiver.request(hb, undefined, { signal: ctl.signal, onBytes: () => ctl.abort(new Error('origin won')) })
+  const b = receiver.request(hs)
+  await assert.rejects(a, /origin won/)
+  assert.deepEqual((await b).bytes, small)
+  assert.ok(receiver.open)
+})

@@ -8,6 +8,7 @@
  */
 import { access } from 'node:fs/promises'
 import { realpathSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DEMO_DEFAULTS, startDemoSite } from '../src/server.js'
 
@@ -46,7 +47,7 @@ async function main () {
     console.error(`maygh-demo: ${err.code ?? err.name}: ${err.message}`)
     process.exit(2)
   }
-  const built = await access(DEMO_DEFAULTS.clientBundlePath).then(() => true, () => false)
+  const built = await access(join(DEMO_DEFAULTS.clientDir, 'maygh.js')).then(() => true, () => false)
   if (!built) console.warn('maygh-demo: warning: client bundle not built (run `npm run build`); /maygh.js answers 503 until it is')
   console.log(`maygh-demo: shop on ${site.url}/ (dashboard ${site.url}/dashboard)`)
   const stop = async () => {

@@ -18,7 +18,8 @@ import { buildCatalog } from './catalog.js'
 import { renderDashboard } from './dashboard-page.js'
 import { DEFAULT_PUBLIC_DIR, ensureGenerated } from './images.js'
 import { UNKNOWN_PATH, createOriginStats } from './origin-stats.js'
-import { renderShopPage } from './shop-page.js'
+import { renderAboutPage, renderShopPage } from './shop-page.js'
+import { BUNDLES } from '../../client/bundles.js'
 
 /** Defaults for {@link startDemoSite}; `coordinatorHttpUrl` undefined means "derive from coordinatorUrl". */
 const defaults = {
@@ -27,12 +28,23 @@ const defaults = {
   coordinatorUrl: 'ws://127.0.0.1:7070',
   /** @type {string | undefined} */
   coordinatorHttpUrl: undefined,
-  clientBundlePath: fileURLToPath(new URL('../../client/dist/maygh.js', import.meta.url)),
+  /**
+   * more `data-` attributes for the client's script tag (name without `data-` → value). The
+   * default raises the hedge deadline's floor to 2 s: this origin runs on the visitors' own
+   * machine and answers before a first peer connection opens, so with the client's default
+   * (100 ms) the demo's second visitor would get most images from the origin.
+   * @type {Record<string, string>}
+   */
+  clientData: { 'hedge-min-ms': '2000' },
+  /** the folder `npm run build` writes the client bundles to (maygh.js, maygh-sw.js, maygh-elements.js) */
+  clientDir: fileURLToPath(new URL('../../client/dist/', import.meta.url)),
   publicDir: DEFAULT_PUBLIC_DIR
 }
 // Frozen apart from its literal, so that fields type as number / string, not as their default values.
 export const DEMO_DEFAULTS = Object.freeze(defaults)
 
+/** the client bundles, served from `clientDir` */
+const CLIENT_FILES = new Set(Object.keys(BUNDLES).map((f) => '/' + f))
 const NOT_COUNTED = new Set(['/origin-stats', '/origin-stats/reset', '/dashboard'])
 const CORS = { 'Access-Control-Allow-Origin': '*' }
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -58,7 +70,11 @@ export async function startDemoSite (options = {}) {
   for (const [path, entry] of Object.entries(manifest.assets)) {
     resources.set(path, { body: await readFile(join(config.publicDir, path)), type: entry.type, etag: `"${entry.hash}"` })
   }
-  resources.set('/', { body: Buffer.from(renderShopPage({ catalog: buildCatalog(), coordinatorUrl: config.coordinatorUrl })), type: HTML_TYPE })
+  const catalog = buildCatalog()
+  const page = { catalog, coordinatorUrl: config.coordinatorUrl, clientData: config.clientData }
+  resources.set('/', { body: Buffer.from(renderShopPage({ ...page, markup: 'plain' })), type: HTML_TYPE })
+  resources.set('/elements', { body: Buffer.from(renderShopPage({ ...page, markup: 'elements' })), type: HTML_TYPE })
+  resources.set('/about', { body: Buffer.from(renderAboutPage(page)), type: HTML_TYPE })
   resources.set('/maygh-manifest.json', withEtag(Buffer.from(JSON.stringify(manifest)), JSON_TYPE))
   const dashboard = Buffer.from(renderDashboard({ coordinatorHttpUrl: config.coordinatorHttpUrl }))
   const stats = createOriginStats()
@@ -105,7 +121,8 @@ export async function startDemoSite (options = {}) {
       stats.reset()
       return send(req, res, { status: 204, body: Buffer.alloc(0), headers: CORS })
     }
-    const known = path === '/origin-stats' || path === '/dashboard' || path === '/maygh.js' || resources.has(path)
+    const bundle = CLIENT_FILES.has(path)
+    const known = path === '/origin-stats' || path === '/dashboard' || bundle || resources.has(path)
     if (!known) return fail(req, res, 'MGH_DEMO_NOT_FOUND', UNKNOWN_PATH)
     if (method !== 'GET' && method !== 'HEAD') return fail(req, res, 'MGH_DEMO_METHOD_NOT_ALLOWED', countAs, { Allow: 'GET, HEAD' })
     /** @type {Resource | undefined} */
@@ -114,11 +131,11 @@ export async function startDemoSite (options = {}) {
       resource = { body: Buffer.from(JSON.stringify(stats.snapshot())), type: JSON_TYPE }
     } else if (path === '/dashboard') {
       resource = { body: dashboard, type: HTML_TYPE }
-    } else if (path === '/maygh.js') {
+    } else if (bundle) {
       // Read on every request so a rebuilt client is picked up without a restart.
-      const bundle = await readFile(config.clientBundlePath).catch(() => undefined)
-      if (bundle === undefined) return fail(req, res, 'MGH_DEMO_CLIENT_NOT_BUILT', countAs, { 'Retry-After': '5' })
-      resource = withEtag(bundle, 'text/javascript; charset=utf-8')
+      const code = await readFile(join(config.clientDir, path)).catch(() => undefined)
+      if (code === undefined) return fail(req, res, 'MGH_DEMO_CLIENT_NOT_BUILT', countAs, { 'Retry-After': '5' })
+      resource = withEtag(code, 'text/javascript; charset=utf-8')
     } else {
       resource = /** @type {Resource} */ (resources.get(path))
     }

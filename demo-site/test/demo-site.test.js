@@ -20,7 +20,7 @@ const BUNDLE = '/* fake maygh client for tests */\nconsole.log("maygh")\n'
 before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'maygh-demo-'))
   await writeFile(join(tmp, 'maygh.js'), BUNDLE)
-  site = await startDemoSite({ port: 0, coordinatorUrl: 'ws://127.0.0.1:7070/ws', clientBundlePath: join(tmp, 'maygh.js') })
+  site = await startDemoSite({ port: 0, coordinatorUrl: 'ws://127.0.0.1:7070/ws', clientDir: tmp })
 })
 after(async () => {
   await site?.close()
@@ -180,23 +180,29 @@ test('errors: 404, 400 for traversal and bad escapes, 405 with Allow', async () 
   assert.equal(Number(head.headers['content-length']), (await readFile(join(DEFAULT_PUBLIC_DIR, 'img/p01.png'))).length)
 })
 
-test('the shop page embeds the client once and lists every product image for it', async () => {
-  const html = await (await fetch(`${site.url}/`)).text()
-  const scripts = html.match(/<script\b[^>]*\bsrc="\/maygh\.js"[^>]*>/g) ?? []
-  assert.equal(scripts.length, 1)
-  assert.equal(scripts[0], '<script src="/maygh.js" data-coordinator="ws://127.0.0.1:7070/ws" data-manifest="/maygh-manifest.json" defer>')
-  assert.match(html, /<link rel="stylesheet" href="\/static\/shop\.css">/)
-  assert.match(html, /<script src="\/static\/shop\.js" defer><\/script>/)
-  const images = html.match(/<img\b[^>]*>/g) ?? /** @type {string[]} */ ([])
-  const maygh = images.filter((tag) => tag.includes('data-maygh-src='))
-  assert.ok(maygh.length >= 30, `${maygh.length} data-maygh-src images`)
+test('the shop page embeds the client once, in either mode, and every product image is a manifest asset', async () => {
   const manifest = await (await fetch(`${site.url}/maygh-manifest.json`)).json()
-  for (const tag of maygh) {
-    assert.doesNotMatch(tag, /\ssrc=/, 'no src: the browser must not fetch it itself')
-    assert.match(tag, /\salt="[^"]+" width="\d+" height="\d+"/)
-    const path = /data-maygh-src="([^"]+)"/.exec(tag)?.[1] ?? ''
-    assert.ok(manifest.assets[path], `${path} in the manifest`)
+  for (const [path, script, attr] of [
+    ['/', '<script src="/maygh.js" data-coordinator="ws://127.0.0.1:7070/ws" data-hedge-min-ms="2000" async>', 'src'],
+    ['/elements', '<script src="/maygh-elements.js" data-coordinator="ws://127.0.0.1:7070/ws" data-hedge-min-ms="2000" defer>', 'data-maygh-src']
+  ]) {
+    const html = await (await fetch(site.url + path)).text()
+    const scripts = html.match(/<script\b[^>]*\bsrc="\/maygh[^"]*"[^>]*>/g) ?? []
+    assert.deepEqual(scripts, [script], path)
+    assert.match(html, /<link rel="stylesheet" href="\/static\/shop\.css">/)
+    assert.match(html, /<script src="\/static\/shop\.js" defer><\/script>/)
+    const images = (html.match(/<img\b[^>]*>/g) ?? /** @type {string[]} */ ([])).filter((tag) => tag.includes(` ${attr}=`))
+    assert.ok(images.length >= 30, `${path}: ${images.length} images with ${attr}`)
+    for (const tag of images) {
+      // Marked elements carry no src: the browser must not fetch them itself.
+      if (attr !== 'src') assert.doesNotMatch(tag, /\ssrc=/)
+      assert.match(tag, /\salt="[^"]+" width="\d+" height="\d+"/)
+      const url = new RegExp(` ${attr}="([^"]+)"`).exec(tag)?.[1] ?? ''
+      assert.ok(manifest.assets[url], `${url} in the manifest`)
+    }
   }
+  const about = await (await fetch(`${site.url}/about`)).text()
+  assert.match(about, /<script src="\/maygh\.js"/, 'the worker can start from any page')
 })
 
 test('/maygh.js serves the bundle, or 503 with a clear code when it is not built', async (t) => {
@@ -204,11 +210,12 @@ test('/maygh.js serves the bundle, or 503 with a clear code when it is not built
   assert.equal(ok.status, 200)
   assert.match(ok.headers.get('content-type') ?? '', /^text\/javascript/)
   assert.equal(await ok.text(), BUNDLE)
-  const other = await startDemoSite({ port: 0, clientBundlePath: join(tmp, 'absent.js') })
-  t.after(() => other.close())
-  const missing = await fetch(`${other.url}/maygh.js`)
+  const missing = await fetch(`${site.url}/maygh-sw.js`)
   assert.equal(missing.status, 503)
   assert.equal((await missing.json()).error.code, 'MGH_DEMO_CLIENT_NOT_BUILT')
+  const other = await startDemoSite({ port: 0, clientDir: join(tmp, 'absent') })
+  t.after(() => other.close())
+  assert.equal((await fetch(`${other.url}/maygh.js`)).status, 503)
 })
 
 test('the dashboard polls the origin and the coordinator stats URL derived from ws://', async () => {
@@ -233,8 +240,8 @@ test('Chromium decodes every product image', { timeout: 30_000 }, async (t) => {
   t.after(() => browser.close())
   const page = await browser.newPage()
   // Block the client so that this checks the images alone; then do what it does: set src.
-  await page.route('**/maygh.js', (route) => route.fulfill({ status: 200, contentType: 'text/javascript', body: '' }))
-  await page.goto(`${site.url}/`)
+  await page.route('**/maygh-elements.js', (route) => route.fulfill({ status: 200, contentType: 'text/javascript', body: '' }))
+  await page.goto(`${site.url}/elements`)
   const result = await page.evaluate(async () => {
     const imgs = [...document.querySelectorAll('img[data-maygh-src]')].map((img) => /** @type {HTMLImageElement} */ (img))
     await Promise.all(imgs.map((img) => { img.src = img.dataset.mayghSrc ?? ''; return img.decode() }))

@@ -42,8 +42,8 @@ async function assertEveryImageShown (page) {
 }
 
 test('a visitor with a token its site signed joins, and the next one gets its images from it', { timeout: 120000 }, async () => {
-  const a = await visit(stack.site.url + '/', signJoinToken({ origin: shop, visitor: 'a' }, SECRET))
-  const b = await visit(stack.site.url + '/', signJoinToken({ origin: shop, visitor: 'b' }, SECRET))
+  const a = await visit(stack.shop, signJoinToken({ origin: shop, visitor: 'a' }, SECRET))
+  const b = await visit(stack.shop, signJoinToken({ origin: shop, visitor: 'b' }, SECRET))
   try {
     assert.equal((await a.stats()).joined, true)
     await assertEveryImageShown(b.page)
@@ -58,9 +58,9 @@ test('a visitor with a token its site signed joins, and the next one gets its im
 test('no token, an expired or a forged one, or a page of another origin: refused with the code, no retrying, every image from the origin', { timeout: 120000 }, async () => {
   const port = new URL(stack.site.url).port
   const cases = /** @type {[string, string, string | undefined, string][]} */ ([
-    ['no token', stack.site.url + '/', undefined, 'MGH_ERR_TOKEN_MISSING'],
-    ['expired', stack.site.url + '/', signJoinToken({ origin: shop, ttlSeconds: 60, now: Date.now() - 3_600_000 }, SECRET), 'MGH_ERR_TOKEN_EXPIRED'],
-    ['forged', stack.site.url + '/', signJoinToken({ origin: shop }, 'not-the-site-secret-but-32-chars-long'), 'MGH_ERR_TOKEN_INVALID'],
+    ['no token', stack.shop, undefined, 'MGH_ERR_TOKEN_MISSING'],
+    ['expired', stack.shop, signJoinToken({ origin: shop, ttlSeconds: 60, now: Date.now() - 3_600_000 }, SECRET), 'MGH_ERR_TOKEN_EXPIRED'],
+    ['forged', stack.shop, signJoinToken({ origin: shop }, 'not-the-site-secret-but-32-chars-long'), 'MGH_ERR_TOKEN_INVALID'],
     // The same shop served as another origin (another host name), with a token good for the real one.
     ['foreign origin', `http://localhost:${port}/`, signJoinToken({ origin: shop }, SECRET), 'MGH_ERR_ORIGIN_NOT_ALLOWED']
   ])
@@ -84,8 +84,8 @@ test('no token, an expired or a forged one, or a page of another origin: refused
 })
 
 test('a page that signals a peer no lookup introduced it to is refused, and nothing reaches that peer', { timeout: 120000 }, async () => {
-  const a = await visit(stack.site.url + '/', signJoinToken({ origin: shop, visitor: 'victim' }, SECRET))
-  const m = await visit(stack.site.url + '/', signJoinToken({ origin: shop, visitor: 'mallory' }, SECRET))
+  const a = await visit(stack.shop, signJoinToken({ origin: shop, visitor: 'victim' }, SECRET))
+  const m = await visit(stack.shop, signJoinToken({ origin: shop, visitor: 'mallory' }, SECRET))
   try {
     // (M's own page may have loaded images from A: what counts is what changes from here.)
     const { peerId: victim, served, connected } = await a.stats()

@@ -64,7 +64,7 @@ describe('docker-compose.yml as local processes: a visit across shards', () => {
     const originStats = async () => (await fetch(`${compose.demoUrl}/origin-stats`)).json()
     const coordinatorStats = async (/** @type {{ httpUrl: string }} */ c) => (await fetch(`${c.httpUrl}/stats`)).json()
 
-    const a = await openShopVisitor(chromium, compose.demoUrl, [first.url])
+    const a = await openShopVisitor(chromium, compose.demoUrl + '/elements', [first.url])
     const { images: imgsA, stats: sa } = await assertEveryImageShows(a, 'A')
     assert.equal(sa.coordinator.url, first.url, 'A joined coordinator-1')
     assert.ok(sa.peerId.startsWith(`${first.shardId}.`), `A's id ${sa.peerId} names coordinator-1's shard`)
@@ -74,7 +74,7 @@ describe('docker-compose.yml as local processes: a visit across shards', () => {
 
     const origin = originImageBytes(await originStats())
     const forwarded = (await coordinatorStats(third)).forwarded
-    const b = await openShopVisitor(firefox, compose.demoUrl, [third.url])
+    const b = await openShopVisitor(firefox, compose.demoUrl + '/elements', [third.url])
     const { images: imgsB, stats: sb } = await assertEveryImageShows(b, 'B')
     assert.equal(imgsB.length, imgsA.length)
     assert.equal(sb.coordinator.url, third.url, 'B joined coordinator-3')

@@ -24,14 +24,14 @@ async function assertAllFromOrigin (v) {
 test('A closes: lookups stop returning A and C loads everything from the origin', { timeout: 120000 }, async () => {
   const probe = await probeCoordinator(stack.coordinator.url)
   try {
-    const a = await openVisitor('chromium', stack.site.url)
+    const a = await openVisitor('chromium', stack.shop)
     const { peerId } = await a.stats()
     const hash = stack.manifest.assets[(await images(a.page))[0].url].hash
     assert.ok((await probe.holders(hash)).includes(peerId), 'A is listed while open')
     await a.close()
     await until(async () => !(await probe.holders(hash)).includes(peerId))
 
-    const c = await openVisitor('chromium', stack.site.url)
+    const c = await openVisitor('chromium', stack.shop)
     try {
       await assertAllFromOrigin(c)
     } finally {
@@ -43,13 +43,13 @@ test('A closes: lookups stop returning A and C loads everything from the origin'
 })
 
 test('A is listed but unreachable: C times out on it and loads from the origin', { timeout: 120000 }, async () => {
-  const a = await openVisitor('chromium', stack.site.url)
+  const a = await openVisitor('chromium', stack.shop)
   try {
     // A stays joined (so lookups return it) but can no longer answer offers.
     await a.page.evaluate(() => {
       /** @type {any} */ (globalThis).RTCPeerConnection = function () { throw new Error('unreachable for this test') }
     })
-    const c = await openVisitor('chromium', stack.site.url)
+    const c = await openVisitor('chromium', stack.shop)
     try {
       await assertAllFromOrigin(c)
       const { errors } = await c.stats()

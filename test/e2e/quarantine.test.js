@@ -26,7 +26,7 @@ after(async () => {
 })
 
 /** @param {string} visitor the site's name for the visitor */
-const visit = (visitor) => openWithToken(browser, stack.site.url + '/', signJoinToken({ origin: new URL(stack.site.url).origin, visitor }, SECRET))
+const visit = (visitor) => openWithToken(browser, stack.shop, signJoinToken({ origin: new URL(stack.site.url).origin, visitor }, SECRET))
 
 test('a poisoning peer is rejected and reported by the visitors it serves, quarantined, and never handed to a later one', { timeout: 180000 }, async () => {
   const opened = []

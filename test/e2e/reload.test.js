@@ -12,8 +12,8 @@ before(async () => { stack = await startStack() })
 after(async () => { await stack?.close() })
 
 test('after a reload every image comes from IndexedDB, with zero fetches', { timeout: 120000 }, async () => {
-  const a = await openVisitor('chromium', stack.site.url)
-  const b = await openVisitor('chromium', stack.site.url)
+  const a = await openVisitor('chromium', stack.shop)
+  const b = await openVisitor('chromium', stack.shop)
   const probe = await probeCoordinator(stack.coordinator.url)
   try {
     const count = (await images(b.page)).length

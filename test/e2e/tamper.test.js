@@ -38,14 +38,14 @@ function shownHash (page, url) {
 }
 
 test('a peer that corrupts bytes on the wire is rejected; the receiver shows the origin image', { timeout: 120000 }, async () => {
-  const a = await openVisitor('chromium', stack.site.url)
+  const a = await openVisitor('chromium', stack.shop)
   let b
   try {
     // A flips one byte in the first binary frame of its reply for `target`,
     // after its own pre-serve verification.
     await corruptReplies(a.page, stack.manifest.assets[target].size)
     const before = originImageBytes(await stack.originStats(), target)
-    b = await openVisitor('chromium', stack.site.url)
+    b = await openVisitor('chromium', stack.shop)
     for (const img of await images(b.page)) assert.ok(img.width > 0, `${img.url} rendered`)
     const sb = await b.stats()
     assert.equal(sb.rejected, 1, 'exactly one rejection')
@@ -63,7 +63,7 @@ test('a peer that corrupts bytes on the wire is rejected; the receiver shows the
 
 test('a corrupted IndexedDB entry is caught by the serving peer and answered miss', { timeout: 120000 }, async () => {
   const probe = await probeCoordinator(stack.coordinator.url)
-  const a = await openVisitor('chromium', stack.site.url)
+  const a = await openVisitor('chromium', stack.shop)
   let b
   try {
     const { hash } = stack.manifest.assets[target]
@@ -86,7 +86,7 @@ test('a corrupted IndexedDB entry is caught by the serving peer and answered mis
     const { peerId } = await a.stats()
     assert.ok((await probe.holders(hash)).includes(peerId), 'A still claims the asset')
 
-    b = await openVisitor('chromium', stack.site.url)
+    b = await openVisitor('chromium', stack.shop)
     for (const img of await images(b.page)) assert.ok(img.width > 0, `${img.url} rendered`)
     const sb = await b.stats()
     assert.equal(sb.rejected, 0, 'A sent no bad bytes')

@@ -30,7 +30,7 @@ after(async () => {
 const MB = 1048576
 
 /** @param {Parameters<typeof openShop>[2]} [options] */
-const visit = (options) => openShop(browser, stack.site.url + '/', options)
+const visit = (options) => openShop(browser, stack.shop, options)
 
 /** @param {import('playwright-core').Page} page */
 async function assertEveryImageShown (page) {
@@ -98,7 +98,7 @@ test('an opted-out visitor leaves at once, stays out on its next visit, and shar
     /** @type {string[]} */
     const sockets = []
     again.on('websocket', (ws) => sockets.push(ws.url()))
-    await again.goto(stack.site.url + '/')
+    await again.goto(stack.shop)
     await again.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
     await assertEveryImageShown(again)
     const stats = () => again.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats())
@@ -152,7 +152,7 @@ test('a visitor over its upload budget is no longer handed out, this session and
 
     // Another tab of A's starts a session of its own, but today's budget is spent: it lists nothing.
     const tab = await a.context.newPage()
-    await tab.goto(stack.site.url + '/')
+    await tab.goto(stack.shop)
     await tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
     const st = await tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats())
     assert.deepEqual({ mode: st.uplink.mode, why: st.uplink.why, session: st.uplink.sent.session, joined: st.joined, held: st.held }, { mode: 'receive-only', why: 'budget', session: 0, joined: true, held: 0 })

@@ -176,16 +176,18 @@ export async function until (check, everyMs = 100) {
  */
 export async function startStack (options = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-e2e-'))
-  const { outfile } = await buildClient({ outfile: join(dir, 'maygh.js') })
+  const { outdir } = await buildClient({ outdir: dir })
   // The shop's port is known before the coordinator starts, so that it can be told the shop's origin.
   const sitePort = await freePort()
   const coordinator = await startCoordinator({ port: 0, stunPort: 0, ...(options.redisUrl && { redisUrl: options.redisUrl }), ...options.coordinator?.(`http://127.0.0.1:${sitePort}`) })
-  const site = await startDemoSite({ port: sitePort, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientBundlePath: outfile })
+  const site = await startDemoSite({ port: sitePort, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientDir: outdir })
   /** @type {{ version: 1, assets: Record<string, { hash: string, size: number, type: string }> }} */
   const manifest = await (await fetch(site.url + '/maygh-manifest.json')).json()
   return {
     coordinator,
     site,
+    /** the shop in marked-element mode, where a fresh visitor's first view already gets peers' bytes */
+    shop: site.url + '/elements',
     manifest,
     /** @returns {Promise<{ requests: number, bytes: number, byPath: Record<string, any> }>} the site's `/origin-stats` */
     originStats: async () => (await fetch(site.url + '/origin-stats')).json(),
@@ -226,7 +228,7 @@ export async function assertPeerShare (stack, kindA, kindB) {
   /** @type {Visitor[]} */
   const visitors = []
   try {
-    const a = await openVisitor(kindA, stack.site.url)
+    const a = await openVisitor(kindA, stack.shop)
     visitors.push(a)
     const imgsA = await images(a.page)
     assert.ok(imgsA.length >= 30, `shop shows ${imgsA.length} images`)
@@ -238,7 +240,7 @@ export async function assertPeerShare (stack, kindA, kindB) {
     assert.ok(sa.held >= imgsA.length, `the coordinator acknowledged A's images (held ${sa.held})`)
 
     const before = await stack.originStats()
-    const b = await openVisitor(kindB, stack.site.url)
+    const b = await openVisitor(kindB, stack.shop)
     visitors.push(b)
     const imgsB = await images(b.page)
     for (const img of imgsB) assert.ok(img.width > 0, `B: ${img.url} rendered`)
@@ -275,7 +277,7 @@ export async function openShop (browser, url, { data = {}, init } = {}) {
   await context.route(url, async (route) => {
     const response = await route.fetch()
     const html = await response.text()
-    await route.fulfill({ response, body: html.replace('<script src="/maygh.js"', `<script src="/maygh.js"${attributes}`) })
+    await route.fulfill({ response, body: html.replace(/<script src="\/maygh(-elements)?\.js"/, (tag) => tag + attributes) })
   })
   await init?.(page)
   await page.goto(url)

@@ -40,15 +40,16 @@ export async function startTier ({ redisUrl, count, env = {} }) {
     await rm(dir, { recursive: true, force: true })
   }
   try {
-    const { outfile } = await buildClient({ outfile: join(dir, 'maygh.js') })
+    const { outdir } = await buildClient({ outdir: dir })
     for (let i = 1; i <= count; i++) coordinators.push(await CoordinatorProcess.start({ name: `coordinator-${i}`, redisUrl, env }))
-    site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinators[0].url, clientBundlePath: outfile })
-    const shopUrl = site.url
+    site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinators[0].url, clientDir: outdir })
+    const siteUrl = site.url
     const tier = {
       coordinators,
-      shop: { url: shopUrl },
-      manifest: await (await fetch(`${shopUrl}/maygh-manifest.json`)).json(),
-      originStats: async () => (await fetch(`${shopUrl}/origin-stats`)).json(),
+      // marked-element mode: fresh visitors get peers' bytes on their first view
+      shop: { url: siteUrl + '/elements' },
+      manifest: await (await fetch(`${siteUrl}/maygh-manifest.json`)).json(),
+      originStats: async () => (await fetch(`${siteUrl}/origin-stats`)).json(),
       allLive: async () => {
         for (const c of coordinators) if (!c.running) await c.start()
         for (const c of coordinators) await until(async () => (await c.stats()).shards === count)

@@ -26,7 +26,7 @@ import { images } from './browsers.js'
  * @param {string[]} coordinators WebSocket URLs, as the attribute lists them
  */
 export async function routeCoordinators (page, shopUrl, coordinators) {
-  await page.route(new URL('/', shopUrl).href, async (route) => {
+  await page.route(shopUrl, async (route) => {
     const response = await route.fetch()
     const html = await response.text()
     const attribute = /data-coordinator="[^"]*"/

@@ -1,0 +1,125 @@
+/**
+ * One asset from other visitors: lookup → connect → request → verify. Each
+ * call starts at the next of the holders it is handed, so a page's loads run
+ * over all of them at once. Peer bytes count only once their SHA-256 matches;
+ * a mismatch counts as a rejection. A peer that sends bad bytes, does not
+ * open a channel within a fifth of connectTimeoutMs or stalls is reported to
+ * the coordinator, dropped and not asked again this session; one that says
+ * `miss` is reported and moved past. With no coordinator to ask (none
+ * configured, refused, or every one unreachable) it gives up at once, so the
+ * load goes to the origin without waiting.
+ */
+import { CLIENT_ERRORS, MayghError, matches } from '../../protocol/index.js'
+
+/** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
+
+export class PeerFetch {
+  /**
+   * @param {object} o
+   * @param {import('./signaling.js').Signaling} o.signaling
+   * @param {import('./peer-pool.js').PeerPool} o.pool
+   * @param {import('./stats.js').Stats} o.stats
+   * @param {Promise<unknown>} o.ready resolves when joined or given up
+   * @param {{ lookupTimeoutMs: number, connectTimeoutMs: number, quotaMb: number }} o.config
+   */
+  constructor (o) {
+    this.o = o
+    /** @type {Set<string>} peers not asked again this session: they sent bad bytes, never opened a channel or stalled */
+    this.banned = new Set()
+    /** @type {Set<string>} peers reported to the coordinator */
+    this.reported = new Set()
+    /** requests that asked peers so far: where in its holder list the next one starts */
+    this.turn = 0
+  }
+
+  /**
+   * @param {string} url for events
+   * @param {{ hash: string, size?: number }} name
+   * @param {{ signal: AbortSignal, onBytes: () => void }} how `signal`: the origin won, stop
+   * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
+   */
+  async get (url, { hash, size }, { signal, onBytes }) {
+    const { stats, pool, config } = this.o
+    const holders = await this.holders(hash)
+    const turn = this.turn++ % (holders.length || 1)
+    for (const peer of [...holders.slice(turn), ...holders.slice(0, turn)]) {
+      // Requests started together share their holders: one may have failed another meanwhile.
+      if (signal.aborted) return null
+      if (this.banned.has(peer)) continue
+      let asset
+      try {
+        const attempt = pool.transfer(peer)
+        // Reported whenever it fails, even after this request has moved on.
+        attempt.catch((err) => this.report(peer, hash, FAULTS[err.code]))
+        // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
+        // dropped, and the next holder tried (the page does not wait out the timeout).
+        const transfer = await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, config.connectTimeoutMs / 5))])
+        if (!transfer) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
+        asset = await transfer.request(hash, size ?? config.quotaMb << 20, { signal, onBytes })
+      } catch (err) {
+        if (signal.aborted) return null
+        stats.error({ url, hash, code: err.code, message: String(err.message) })
+        this.report(peer, hash, FAULTS[err.code])
+        continue
+      }
+      if (!(await matches(asset.bytes, hash))) {
+        stats.rejected({ url, hash, peer })
+        this.report(peer, hash, 'hash_mismatch')
+        continue
+      }
+      return { ...asset, peer }
+    }
+    return null
+  }
+
+  /**
+   * Tell the coordinator a peer failed us (it counts reports of enough
+   * visitors into a quarantine), and ask that peer nothing more this session,
+   * unless it only lacked this one asset.
+   * @param {string} peer
+   * @param {string} hash
+   * @param {string | undefined} reason a REPORT_REASONS value; none: not the peer's fault (e.g. our coordinator went)
+   */
+  report (peer, hash, reason) {
+    if (!reason) return
+    if (reason !== 'miss' && !this.banned.has(peer)) {
+      this.banned.add(peer)
+      this.o.pool.drop(peer)
+    }
+    // Once per peer and page: the coordinator counts one per visitor anyway.
+    if (this.reported.has(peer)) return
+    this.reported.add(peer)
+    this.o.signaling.send({ type: 'report', peer, hash, reason })
+  }
+
+  /**
+   * Peers the coordinator names as holders; none when there is no
+   * coordinator to ask, on timeout or on any error, such as
+   * MGH_ERR_RATE_LIMITED. A lookup is safe to repeat: one cut off by a lost
+   * coordinator is asked again of the next one joined, within the same timeout.
+   * @param {string} hash
+   * @returns {Promise<string[]>}
+   */
+  async holders (hash) {
+    const { signaling, pool } = this.o
+    if (!signaling.joined) {
+      if (signaling.stopped || signaling.unreachable()) return []
+      await this.o.ready
+    }
+    try {
+      const reply = await signaling.request({ type: 'lookup', hash, connected: pool.connected().slice(0, 64) }, this.o.config.lookupTimeoutMs, { retry: true })
+      return (Array.isArray(reply.peers) ? reply.peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
+    } catch {
+      return []
+    }
+  }
+}
+
+/** The peer's failures a receiver reports, by the error they ended its attempt with. */
+const FAULTS = /** @type {Record<string, string>} */ ({
+  MGH_ERR_MISS: 'miss',
+  MGH_ERR_STALL: 'stall',
+  MGH_ERR_CONNECT_TIMEOUT: 'no_channel',
+  MGH_ERR_CONNECT_FAILED: 'no_channel',
+  MGH_ERR_PEER_PROTOCOL: 'hash_mismatch'
+})

@@ -1,0 +1,142 @@
+/**
+ * The page's side of sharing, the same in both modes: the coordinator
+ * connection, the peer connections, the announcer that keeps the
+ * coordinator's list of our holdings current, the visitor's uplink settings,
+ * and the `window.Maygh` API over them. Where the assets live is the
+ * caller's: the page's own store (marked-element mode) or the service
+ * worker's (transparent mode), given as `holdings` and `read`.
+ */
+import { coordinatorUrls } from './config.js'
+import { Stats } from './stats.js'
+import { Signaling } from './signaling.js'
+import { Announcer } from './announcer.js'
+import { PeerPool } from './peer-pool.js'
+import { PeerFetch } from './peer-fetch.js'
+import { Uplink } from './uplink.js'
+
+/**
+ * @param {Readonly<typeof import('./config.js').DEFAULTS>} config
+ * @param {object} store
+ * @param {() => string[]} store.holdings held hashes, most recently used first
+ * @param {(hash: string) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string } | null>} store.read verified bytes to serve
+ * @param {Promise<unknown>} store.opened resolves once `holdings` is known
+ */
+export function startPeers (config, store) {
+  const stats = new Stats()
+  // Peers need WebRTC and a coordinator; verification (and so storing and sharing) needs WebCrypto, i.e. a secure context.
+  const urls = coordinatorUrls(config.coordinator)
+  const why = !urls.length ? 'no data-coordinator' : !globalThis.RTCPeerConnection ? 'no WebRTC' : !globalThis.crypto?.subtle ? 'not a secure context (HTTPS)' : ''
+  // Whether this visitor shares: the site's mode, the visitor's choice, Save-Data, its upload budget.
+  const uplink = new Uplink(config)
+  const serving = () => uplink.serving()
+  /** what this visitor lists as held: nothing while it does not serve */
+  const listed = () => serving() ? store.holdings() : []
+
+  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(), backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed })
+  /**
+   * Resolves true once joined; false at once when there is nothing to join, when
+   * refused or when every coordinator is unreachable (loads do not wait), and
+   * after `joinTimeoutMs` at the latest.
+   * @type {Promise<boolean>}
+   */
+  const ready = new Promise((resolve) => {
+    if (!signaling) return resolve(false)
+    signaling.on('welcome', () => resolve(true))
+    signaling.on('refused', () => resolve(false))
+    signaling.on('unreachable', () => resolve(false))
+    store.opened.then(() => {
+      if (uplink.mode === 'off') return resolve(false)
+      signaling.resume()
+      setTimeout(() => resolve(false), config.joinTimeoutMs)
+    })
+  })
+
+  /** @type {Announcer | null} */
+  let announcer = null
+  /** @type {PeerPool | null} */
+  let pool = null
+  /** @type {PeerFetch | null} */
+  let fetcher = null
+  if (signaling) {
+    const a = announcer = new Announcer({ signaling, holdings: listed, serving, delayMs: config.announceDelayMs })
+    signaling.on('welcome', (/** @type {{ have: string[], url: string }} */ w) => {
+      a.welcomed(w.have)
+      stats.joined(w.url)
+    })
+    signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
+    const p = pool = new PeerPool({
+      signaling,
+      config,
+      serving,
+      // Checked per request: a peer still asking after we stopped serving gets `miss`.
+      serve: async (hash) => serving() ? store.read(hash) : null,
+      onServed: (peer, hash, bytes) => {
+        stats.served({ peer, hash, bytes })
+        uplink.spend(bytes)
+      }
+    })
+    fetcher = new PeerFetch({ signaling, pool, stats, ready, config })
+    // Off: leave the coordinator (which lists nothing of ours from then on) and every peer.
+    // Otherwise withdraw or announce at once, joining first if we had left.
+    uplink.on('change', (/** @type {string} */ mode) => {
+      if (mode === 'off') {
+        signaling.stop()
+        p.drop()
+      } else {
+        store.opened.then(() => signaling.resume())
+        a.flush()
+      }
+    })
+  }
+
+  /** the API's parts that do not depend on where assets live */
+  const api = {
+    version: 1,
+    config,
+    ready,
+    /** Stop sharing with other visitors, now and on later visits (no peers at all). */
+    optOut () { uplink.choose('out') },
+    /** Share with other visitors again (the site's budget and Save-Data still apply), now and on later visits. */
+    optIn () { uplink.choose('in') },
+    /** @param {string} type @param {Function} fn */
+    on (type, fn) { stats.on(type, fn); return this },
+    /** @param {string} type @param {Function} fn */
+    off (type, fn) { stats.off(type, fn); return this },
+    stats: () => ({
+      ...stats.snapshot(),
+      peerId: signaling?.id ?? null,
+      joined: signaling?.joined ?? false,
+      held: announcer?.held ?? 0,
+      connected: pool?.connected().length ?? 0,
+      uplink: { ...uplink.state(), sent: uplink.sent() }
+    })
+  }
+  return {
+    stats,
+    why,
+    ready,
+    api,
+    /** the holdings changed: announce them soon */
+    changed: () => announcer?.schedule(),
+    /** @type {import('./loader.js').Via['peers']} */
+    peers: fetcher && ((url, name, how) => /** @type {PeerFetch} */ (fetcher).get(url, name, how)),
+    /** Resolves once the coordinator has acknowledged our latest holdings. */
+    async synced () {
+      while (!(announcer?.synced() ?? true)) await announcer?.settled()
+    }
+  }
+}
+
+/**
+ * This browser's visitor key, kept in localStorage across visits: the
+ * coordinator ties reports and quarantine to it when the site issues no
+ * tokens. None when storage is off (then only this connection is remembered).
+ * @returns {string | undefined}
+ */
+function visitorKey () {
+  try {
+    let key = localStorage.getItem('maygh-visitor')
+    if (!key) localStorage.setItem('maygh-visitor', (key = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('')))
+    return key
+  } catch {}
+}

@@ -1,0 +1,221 @@
+/// <reference lib="webworker" />
+/**
+ * Entry point of `maygh-sw.js`, the service worker of transparent mode. It
+ * keeps the asset store (IndexedDB) and the manifest, and answers the
+ * same-origin GETs the manifest names (`<img src>`, `srcset`, `<picture>`,
+ * CSS `url()`, fonts, scripts: whatever the page's markup asks for) from the
+ * store, from other visitors or from the origin, hedged (loader.js). Workers
+ * have no WebRTC, so peer bytes come from the page that made the request: the
+ * worker asks it over a MessagePort, and the page (index.js) fetches from its
+ * peers and hands back verified bytes. Everything else — other origins,
+ * non-GET, range requests, navigations, unnamed URLs — is not touched and
+ * goes to the network as without maygh.
+ *
+ * Its settings come in its own URL's query (the page registers
+ * `maygh-sw.js?manifest=…&quotaMb=…`), read like the script tag's.
+ *
+ * Messages, all `{maygh: kind, …}`:
+ * - worker → page: `get {url, name}` with a port (the page answers `bytes`
+ *   while peer bytes flow, then `done {asset}`, asset null if no peer gave
+ *   it; the worker may send `cancel`), `held {all | add, remove, bytes}`
+ *   (the store changed), `loaded` / `error` / `failed` (the page's stats).
+ * - worker → page: `ping` (a page whose `hello` it has not heard answers with one).
+ * - page → worker: `hello {ttfb}` (answered `held {all}`; only then is a page sent `get`s), `read {hash}`
+ *   (bytes to serve a peer), `adopt {urls}` (store what an uncontrolled page
+ *   already loaded) and `idle` — each of the last three answered on its port.
+ */
+import { readConfig } from './config.js'
+import { Names } from './names.js'
+import { Cache } from './cache.js'
+import { OriginClock } from './hedge.js'
+import { Loader } from './loader.js'
+import { matches } from '../../protocol/index.js'
+
+const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self))
+const config = readConfig(Object.fromEntries(new URL(location.href).searchParams), console.warn)
+const names = new Names(config.manifest)
+names.first = names.refresh()
+const cache = new Cache({ quotaBytes: config.quotaMb * 1048576, onChange: (change) => tell({ maygh: 'held', ...change, bytes: cache.bytes }) })
+const cacheReady = cache.open()
+const clock = new OriginClock(config)
+const loader = new Loader({ names, cache, cacheReady, clock })
+/** @type {Set<Promise<unknown>>} adoptions in progress */
+const adopting = new Set()
+/**
+ * Pages whose script has said `hello`: only these are sent messages (one to
+ * a page whose script is not listening yet can be lost). Until then what is
+ * for a page waits here (`held`: stats, at most MAX_HELD), and it is sent
+ * `ping`, which a listening page answers with `hello`.
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: object[] }} Page
+ * @type {Map<string, Page>}
+ */
+const pages = new Map()
+const MAX_HELD = 1000
+
+/** @param {string} id @returns {Page} */
+function pageOf (id) {
+  let page = pages.get(id)
+  if (!page) pages.set(id, (page = { said: false, waiters: [], held: [] }))
+  return page
+}
+
+/**
+ * Resolves once the page has said hello (never, if it has no maygh script: the hedge deadline bounds that).
+ * @param {Client} client
+ */
+function listening (client) {
+  const page = pageOf(client.id)
+  if (page.said) return Promise.resolve()
+  client.postMessage({ maygh: 'ping' })
+  return new Promise((resolve) => page.waiters.push(() => resolve(undefined)))
+}
+
+sw.addEventListener('install', () => sw.skipWaiting())
+sw.addEventListener('activate', (e) => e.waitUntil(sw.clients.claim()))
+
+sw.addEventListener('fetch', (event) => {
+  const req = event.request
+  // A page view: revalidate the manifest meanwhile (a 304 while it is unchanged).
+  if (req.mode === 'navigate') return event.waitUntil(names.refresh())
+  const url = new URL(req.url)
+  if (req.method !== 'GET' || req.headers.has('range') || url.origin !== location.origin || url.href === names.url) return
+  // Known at once once the manifest is in: an unnamed URL is left alone.
+  if (names.listed && !names.listed.has(url.href.replace(/#.*/, ''))) return
+  event.respondWith(respond(req, event.clientId))
+})
+
+/**
+ * @param {Request} req
+ * @param {string} clientId the page that asked
+ * @returns {Promise<Response>}
+ */
+async function respond (req, clientId) {
+  const name = await names.get(req.url)
+  if (!name) return fetch(req)
+  /** @type {Response | null} the origin's answer, kept in case it is a failure to pass on */
+  let answer = null
+  try {
+    const { bytes, type } = await loader.named(req.url, name, {
+      stats: statsFor(clientId),
+      peers: peersOf(clientId),
+      origin: async (signal) => (answer = await fetch(req, { signal }))
+    })
+    return new Response(bytes, { headers: { 'content-type': type, 'content-length': String(bytes.length) } })
+  } catch {
+    // Failed everywhere: the page gets what the origin said (a 404, say), or a network error.
+    return answer ?? Response.error()
+  }
+}
+
+/**
+ * The page's stats, told by message.
+ * @param {string} clientId
+ * @returns {import('./loader.js').Via['stats']}
+ */
+function statsFor (clientId) {
+  const post = (/** @type {object} */ msg) => {
+    const page = pageOf(clientId)
+    if (page.said) sw.clients.get(clientId).then((c) => c?.postMessage(msg), () => {})
+    else if (page.held.length < MAX_HELD) page.held.push(msg)
+  }
+  return {
+    loaded: (e) => post({ maygh: 'loaded', e }),
+    error: (e) => post({ maygh: 'error', e }),
+    failed: () => post({ maygh: 'failed' })
+  }
+}
+
+/**
+ * Peer bytes through the page that asked: it holds the peer connections.
+ * A page that never answers (its script not loaded yet, or none) costs only
+ * the hedge deadline: the origin is asked meanwhile.
+ * @param {string} clientId
+ * @returns {import('./loader.js').Via['peers']}
+ */
+function peersOf (clientId) {
+  return async (url, name, { signal, onBytes }) => {
+    const client = clientId ? await sw.clients.get(clientId) : undefined
+    if (!client) return null
+    await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
+    if (signal.aborted) return null
+    return new Promise((resolve) => {
+      const { port1, port2 } = new MessageChannel()
+      const end = (/** @type {any} */ asset) => {
+        port1.close()
+        resolve(asset)
+      }
+      port1.onmessage = ({ data }) => data?.t === 'bytes' ? onBytes() : end(data?.asset ?? null)
+      signal.addEventListener('abort', () => {
+        port1.postMessage({ t: 'cancel' })
+        end(null)
+      }, { once: true })
+      client.postMessage({ maygh: 'get', url, name }, [port2])
+    })
+  }
+}
+
+/** @param {object} msg to every page of ours */
+function tell (msg) {
+  sw.clients.matchAll({ type: 'window' }).then((all) => { for (const c of all) c.postMessage(msg) }, () => {})
+}
+
+sw.addEventListener('message', (event) => {
+  const m = event.data
+  const port = event.ports[0]
+  const source = /** @type {Client | null} */ (event.source)
+  if (m?.maygh === 'hello') {
+    if (source) {
+      const p = pageOf(source.id)
+      p.said = true
+      for (const msg of p.held.splice(0)) source.postMessage(msg)
+      for (const w of p.waiters.splice(0)) w()
+      // Forget pages that have gone.
+      sw.clients.matchAll({ type: 'window' }).then((all) => { for (const id of pages.keys()) if (!all.some((c) => c.id === id)) pages.delete(id) })
+    }
+    clock.observe(m.ttfb)
+    event.waitUntil(cacheReady.then(() => source?.postMessage({ maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
+  } else if (m?.maygh === 'read' && port) {
+    event.waitUntil(cacheReady.then(() => cache.get(String(m.hash))).then((a) => port.postMessage(a, a ? [a.bytes.buffer] : [])))
+  } else if (m?.maygh === 'adopt' && port && Array.isArray(m.urls)) {
+    const p = adopt(m.urls.map(String), source?.id ?? '')
+    adopting.add(p)
+    event.waitUntil(p.finally(() => {
+      adopting.delete(p)
+      port.postMessage(null)
+    }))
+  } else if (m?.maygh === 'idle' && port) {
+    event.waitUntil((async () => {
+      do {
+        await loader.settled()
+        await Promise.allSettled([...adopting])
+      } while (loader.active.size || adopting.size)
+      port.postMessage(null)
+    })())
+  }
+})
+
+/**
+ * Store what a page loaded before this worker controlled it (its first
+ * visit): each named URL is read again with `force-cache`, which the HTTP
+ * cache answers without the origin when the asset's headers let it keep it,
+ * then verified, stored and so announced. Counted as origin bytes: they came
+ * from there.
+ * @param {string[]} urls
+ * @param {string} clientId
+ */
+async function adopt (urls, clientId) {
+  const stats = statsFor(clientId)
+  await cacheReady
+  await Promise.all(urls.map(async (url) => {
+    const name = await names.get(url)
+    if (!name || cache.has(name.hash)) return
+    try {
+      const t0 = performance.now()
+      const res = await fetch(url, { cache: 'force-cache' })
+      const bytes = new Uint8Array(await res.arrayBuffer())
+      if (!res.ok || !(await matches(bytes, name.hash))) return
+      await cache.put(name.hash, bytes, name.type || res.headers.get('content-type') || '')
+      stats.loaded({ url, hash: name.hash, source: 'origin', bytes: bytes.length, ms: performance.now() - t0 })
+    } catch {}
+  }))
+}

@@ -1,0 +1,35 @@
+/**
+ * The manifest CLI, run as a site owner runs it: it lists the assets under a
+ * folder and never its own output, the --out file, or the client's bundles.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { sriHash } from '../manifest.js'
+
+const CLI = fileURLToPath(new URL('../bin/maygh-manifest.js', import.meta.url))
+
+test('maygh-manifest DIR > DIR/maygh-manifest.json lists the assets, not itself, the --out file or the client', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'maygh-manifest-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  await mkdir(join(dir, 'img'))
+  const photo = Buffer.from('not really a png')
+  await writeFile(join(dir, 'img', 'a.png'), photo)
+  await writeFile(join(dir, 'site.css'), 'body{}')
+  await writeFile(join(dir, 'index.html'), '<!doctype html>')
+  for (const own of ['maygh.js', 'maygh-sw.js', 'maygh-elements.js']) await writeFile(join(dir, own), '//')
+  // The shell creates the output file before the CLI reads the folder.
+  await writeFile(join(dir, 'maygh-manifest.json'), '')
+  const out = execFileSync(process.execPath, [CLI, dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  const manifest = JSON.parse(out)
+  assert.deepEqual(Object.keys(manifest.assets).sort(), ['/img/a.png', '/site.css'])
+  assert.deepEqual(manifest.assets['/img/a.png'], { hash: sriHash(photo), size: photo.length, type: 'image/png' })
+
+  execFileSync(process.execPath, [CLI, dir, '--prefix', '/static/', '--out', join(dir, 'names.json')], { stdio: 'ignore' })
+  const again = JSON.parse(await readFile(join(dir, 'names.json'), 'utf8'))
+  assert.deepEqual(Object.keys(again.assets).sort(), ['/static/img/a.png', '/static/site.css'], 'the --out file is not listed either')
+})

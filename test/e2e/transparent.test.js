@@ -1,0 +1,218 @@
+/* global Image, getComputedStyle, RTCDataChannel -- used inside page.evaluate callbacks, which run in the browser */
+/**
+ * Transparent mode on an ordinary site, in real browsers: a folder with plain
+ * `<img src>`, `srcset`, `<picture>` and a CSS background, the two bundles and
+ * a manifest made by the CLI, served by an ordinary static server. A second
+ * visitor's images come from the first through the service worker (Chromium
+ * and Firefox each way); with JavaScript off every image comes from the
+ * origin; with the coordinator down the page does not wait; and a silent
+ * peer costs the hedge deadline, after which the origin wins and the peer's
+ * request is cancelled.
+ */
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildClient } from '../../client/build.js'
+import { buildManifest } from '../../client/manifest.js'
+import { startCoordinator } from '../../coordinator/src/server.js'
+import { DEFAULT_PUBLIC_DIR, ensureGenerated } from '../../demo-site/src/images.js'
+import { launchBrowser } from '../support/browsers.js'
+import { startStaticSite } from '../support/static-site.js'
+
+/** the images the page shows, and so loads: p03 (srcset 2x) and p06 (<picture> fallback) are not */
+const SHOWN = ['/img/p01.png', '/img/p02.png', '/img/p04.png', '/img/p05.png']
+/** the manifest's assets the page loads: its images and its style sheet */
+const LOADED = [...SHOWN, '/site.css']
+
+/** @param {string} coordinator */
+const page = (coordinator, data = '') => `<!doctype html>
+<html><head><meta charset="utf-8"><title>A plain site</title>
+<link rel="stylesheet" href="/site.css">
+<script src="/maygh.js" data-coordinator="${coordinator}"${data} async></script>
+</head><body>
+<img id="plain" src="/img/p01.png" alt="plain">
+<img id="srcset" srcset="/img/p02.png 1x, /img/p03.png 2x" src="/img/p02.png" alt="srcset">
+<picture><source srcset="/img/p04.png" type="image/png"><img id="picture" src="/img/p06.png" alt="picture"></picture>
+<div class="banner"></div>
+</body></html>`
+
+/** @type {string} */
+let dir
+/** @type {Awaited<ReturnType<typeof startCoordinator>>} */
+let coordinator
+/** @type {Awaited<ReturnType<typeof startStaticSite>>} */
+let site
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'maygh-plain-'))
+  await buildClient({ outdir: dir })
+  await ensureGenerated()
+  await mkdir(join(dir, 'img'))
+  for (let i = 1; i <= 6; i++) await copyFile(join(DEFAULT_PUBLIC_DIR, 'img', `p0${i}.png`), join(dir, 'img', `p0${i}.png`))
+  await writeFile(join(dir, 'site.css'), '.banner { width: 240px; height: 160px; background-image: url(/img/p05.png) }\n')
+  coordinator = await startCoordinator({ port: 0, stunPort: 0 })
+  // The origin here is loopback, faster than any peer: a hedge deadline of seconds lets peers serve.
+  // (Every page of a site gives the worker the same settings: they are its URL.)
+  // Peers here stall only on purpose: a stall timeout longer than the hedge deadline.
+  const slowHedge = ' data-hedge-min-ms="10000" data-stall-ms="20000"'
+  await writeFile(join(dir, 'index.html'), page(coordinator.url, slowHedge))
+  await writeFile(join(dir, 'about.html'), `<!doctype html><title>About</title><script src="/maygh.js" data-coordinator="${coordinator.url}"${slowHedge} async></script><p>About us.</p>`)
+  // A page whose coordinator is down, with every timeout long: only not waiting at all is quick.
+  await writeFile(join(dir, 'down.html'), page('ws://127.0.0.1:9/', slowHedge + ' data-join-timeout-ms="60000" data-lookup-timeout-ms="60000"'))
+  await writeFile(join(dir, 'maygh-manifest.json'), JSON.stringify(await buildManifest(dir)))
+  site = await startStaticSite(dir)
+})
+after(async () => {
+  await site?.close()
+  await coordinator?.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+/**
+ * A fresh visitor (its own browser, so its own worker and store).
+ * @param {'chromium' | 'firefox'} kind
+ * @param {{ javaScriptEnabled?: boolean }} [options]
+ */
+async function visitor (kind, options = {}) {
+  const browser = await launchBrowser(kind)
+  const context = await browser.newContext(options)
+  const tab = await context.newPage()
+  /** @type {string[]} */
+  const logs = []
+  tab.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`))
+  tab.on('pageerror', (e) => logs.push(`pageerror: ${e.message}`))
+  return {
+    tab,
+    logs,
+    /** @param {string} path */
+    open: async (path) => {
+      await tab.goto(site.url + path)
+      if (options.javaScriptEnabled !== false) await tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
+    },
+    stats: () => tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
+    close: () => browser.close()
+  }
+}
+
+/**
+ * Every image of the page shows, the CSS background included.
+ * @param {import('playwright-core').Page} tab
+ */
+async function assertShown (tab) {
+  const shown = await tab.evaluate(async () => {
+    const imgs = /** @type {HTMLImageElement[]} */ ([...document.images])
+    await Promise.all(imgs.map((img) => img.decode().catch(() => {})))
+    const banner = new Image()
+    banner.src = /url\("?([^")]+)"?\)/.exec(getComputedStyle(/** @type {Element} */ (document.querySelector('.banner'))).backgroundImage)?.[1] ?? ''
+    await banner.decode().catch(() => {})
+    return [...imgs, banner].map((img) => ({ src: img.currentSrc, width: img.naturalWidth }))
+  })
+  for (const img of shown) assert.ok(img.width > 0, `${img.src} shows`)
+  assert.deepEqual(shown.map((img) => new URL(img.src).pathname).sort(), SHOWN)
+}
+
+/** Origin requests that sent image bytes, per path, so far. */
+const imageBytes = () => site.bytesUnder('/img/')
+
+for (const [first, second] of /** @type {const} */ ([['chromium', 'firefox'], ['firefox', 'chromium']])) {
+  test(`${first} then ${second}: the second visitor's plain <img src>, srcset, <picture> and CSS background come from the first through the worker`, { timeout: 120000 }, async () => {
+    const a = await visitor(first)
+    const b = await visitor(second)
+    try {
+      const before = imageBytes()
+      const requests = (/** @type {string} */ path) => site.served.get(path)?.requests ?? 0
+      const first = new Map(LOADED.map((path) => [path, requests(path)]))
+      await a.open('/')
+      await assertShown(a.tab)
+      const sa = await a.stats()
+      // The first view was the worker's installation: the page loaded as without maygh, then the
+      // worker stored what it had loaded, read back from the HTTP cache (no second download).
+      for (const path of LOADED) assert.equal(requests(path) - (first.get(path) ?? 0), 1, `${path}: one origin request in all (${JSON.stringify([...site.served])})`)
+      assert.equal(sa.stored.count, LOADED.length, 'A stores what it loaded')
+      assert.equal(sa.held, LOADED.length, 'and the coordinator lists it')
+      assert.ok(imageBytes() - before > 0)
+
+      // B's first page has no images and installs the worker; the next one is under it.
+      await b.open('/about.html')
+      const mid = imageBytes()
+      await b.open('/')
+      const sb = await b.stats()
+      await assertShown(b.tab)
+      assert.equal(imageBytes(), mid, `the origin sent no image bytes for B's view (${JSON.stringify(sb)})`)
+      assert.equal(sb.peer.count, LOADED.length, `every image and the style sheet from A (${JSON.stringify(sb.errors)})`)
+      assert.equal(sb.origin.count, 0)
+      assert.equal((await a.stats()).served.count, LOADED.length, 'A served them')
+      assert.deepEqual([...a.logs, ...b.logs].filter((l) => l.startsWith('pageerror')), [])
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  })
+}
+
+test('JavaScript off: the page shows every image from the origin, as without maygh', { timeout: 60000 }, async () => {
+  const v = await visitor('chromium', { javaScriptEnabled: false })
+  try {
+    await v.open('/')
+    await assertShown(v.tab)
+  } finally {
+    await v.close()
+  }
+})
+
+test('coordinator down: the worker\'s loads go to the origin at once, not after any timeout', { timeout: 60000 }, async () => {
+  const v = await visitor('firefox')
+  try {
+    await v.open('/about.html')
+    const t0 = Date.now()
+    await v.open('/down.html')
+    await assertShown(v.tab)
+    // The hedge deadline is 10 s and the join and lookup timeouts a minute: well under those is the behaviour.
+    assert.ok(Date.now() - t0 < 8000, `loaded in ${Date.now() - t0} ms`)
+    const s = await v.stats()
+    assert.equal(s.joined, false)
+    assert.equal(s.origin.count, LOADED.length, `the worker loaded them from the origin (${JSON.stringify(s)})`)
+    assert.equal(await v.tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.ready), false)
+  } finally {
+    await v.close()
+  }
+})
+
+test('a silent peer: after the hedge deadline the origin wins, and the peer\'s request is cancelled', { timeout: 120000 }, async () => {
+  const a = await visitor('chromium')
+  const b = await visitor('chromium')
+  try {
+    await a.open('/')
+    // A goes silent: it keeps its channels open but sends nothing, and notes what it is sent.
+    await a.tab.evaluate(() => {
+      const w = /** @type {any} */ (globalThis)
+      w.heard = []
+      RTCDataChannel.prototype.send = function () {}
+      const add = RTCDataChannel.prototype.addEventListener
+      RTCDataChannel.prototype.addEventListener = function (/** @type {string} */ type, /** @type {any} */ fn, /** @type {any} */ o) {
+        if (type === 'message') {
+          const inner = fn
+          fn = (/** @type {MessageEvent} */ e) => {
+            if (typeof e.data === 'string') w.heard.push(JSON.parse(e.data).t)
+            inner(e)
+          }
+        }
+        return add.call(this, type, fn, o)
+      }
+    })
+    await b.open('/about.html')
+    await b.open('/')
+    await assertShown(b.tab)
+    const sb = await b.stats()
+    assert.equal(sb.origin.count, LOADED.length, 'the origin won every race')
+    assert.equal(sb.peer.count, 0)
+    const heard = await a.tab.evaluate(() => /** @type {any} */ (globalThis).heard)
+    assert.ok(heard.includes('get'), `A was asked (${heard})`)
+    assert.ok(heard.includes('cancel'), `and then told to cancel (${heard})`)
+  } finally {
+    await a.close()
+    await b.close()
+  }
+})
