@@ -39,7 +39,7 @@ COPY protocol ./protocol
 COPY coordinator/bin ./coordinator/bin
 COPY coordinator/src ./coordinator/src
 COPY client/manifest.js client/bundles.js ./client/
-COPY --from=build /app/client/dist ./client/dist
+COPY --from=build /app/dist ./dist
 COPY demo-site/bin ./demo-site/bin
 COPY demo-site/src ./demo-site/src
 COPY demo-site/assets ./demo-site/assets

@@ -6,7 +6,7 @@ import neostandard from 'neostandard'
 
 export default [
   ...neostandard({
-    ignores: ['client/dist/**', 'demo-site/.generated/**', 'demo-site/public/**']
+    ignores: ['dist/**', 'demo-site/.generated/**', 'demo-site/public/**']
   }),
   {
     files: ['client/src/**/*.js', 'demo-site/assets/**/*.js'],

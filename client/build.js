@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * Builds the browser bundles (bundles.js) into `client/dist/`, each one
+ * Builds the browser bundles (bundles.js) into `dist/`, each one
  * IIFE, ES2020, and measures them: `node client/build.js` prints raw, gzip
- * and brotli sizes.
+ * and brotli sizes, and fails when one is over its budget.
  * Their gzip budgets (bundles.js) are enforced by client/test/bundle.test.js.
  */
 import { build } from 'esbuild'
@@ -19,7 +19,7 @@ const here = dirname(fileURLToPath(import.meta.url))
  * @param {{ outdir?: string, minify?: boolean }} [options]
  * @returns {Promise<{ outdir: string, bundles: Bundle[] }>}
  */
-export async function buildClient ({ outdir = join(here, 'dist'), minify = true } = {}) {
+export async function buildClient ({ outdir = join(here, '..', 'dist'), minify = true } = {}) {
   const bundles = await Promise.all(Object.entries(BUNDLES).map(async ([file, entry]) => {
     const outfile = join(outdir, file)
     await build({
@@ -46,11 +46,16 @@ export async function buildClient ({ outdir = join(here, 'dist'), minify = true 
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  // --quiet (npm's prepack): say nothing unless a bundle is over its budget, so `npm pack --json` stays JSON.
+  const quiet = process.argv.includes('--quiet')
   const { bundles } = await buildClient()
   const kb = (/** @type {number} */ n) => (n / 1024).toFixed(1) + ' KB'
   for (const r of bundles) {
     const budget = GZIP_BUDGETS[/** @type {keyof typeof GZIP_BUDGETS} */ (r.file)]
-    console.log(`${relative(process.cwd(), r.outfile)}: ${kb(r.bytes)} raw, ${kb(r.gzipBytes)} gzip, ${kb(r.brotliBytes)} brotli (budget ${kb(budget)} gzip)`)
-    if (r.gzipBytes > budget) process.exitCode = 1
+    const line = `${relative(process.cwd(), r.outfile)}: ${kb(r.bytes)} raw, ${kb(r.gzipBytes)} gzip, ${kb(r.brotliBytes)} brotli (budget ${kb(budget)} gzip)`
+    if (r.gzipBytes > budget) {
+      console.error(`${line}: over budget`)
+      process.exitCode = 1
+    } else if (!quiet) console.log(line)
   }
 }

@@ -1,9 +1,10 @@
 /**
- * The browser bundles `npm run build` writes to `client/dist/`: file → entry module in `client/src/`.
+ * The browser bundles `npm run build` writes to `dist/` (and `npm pack`
+ * ships): file → entry module in `client/src/`.
  *
- *   maygh.js           the script tag of transparent mode (index.js)
+ *   maygh.js           the script tag of transparent mode (maygh.js → transparent.js)
  *   maygh-sw.js        its service worker (worker.js)
- *   maygh-elements.js  the script tag of marked-element mode (elements.js)
+ *   maygh-elements.js  the script tag of marked-element mode (maygh-elements.js → elements.js)
  *
  * Gzip budgets: 10 KB for the default script tag and for the worker; 12 KB
  * for marked-element mode, whose one script does the worker's job too (the
@@ -15,7 +16,7 @@ export const GZIP_BUDGETS = Object.freeze({
   'maygh-elements.js': 12288
 })
 export const BUNDLES = Object.freeze({
-  'maygh.js': 'index.js',
+  'maygh.js': 'maygh.js',
   'maygh-sw.js': 'worker.js',
-  'maygh-elements.js': 'elements.js'
+  'maygh-elements.js': 'maygh-elements.js'
 })

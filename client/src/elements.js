@@ -1,22 +1,27 @@
 /**
- * Entry point of `maygh-elements.js`, the marked-element mode, for sites that
+ * Marked-element mode (`maygh-elements.js`, or `startElements()` of the
+ * package's module entry), for sites that
  * cannot run a service worker: `<img data-maygh-src>` and
  * `<link data-maygh-href>` (dom.js) and `Maygh.load(url)` load through the
  * page itself, which keeps the asset store in IndexedDB.
  *
  *   <script src="/maygh-elements.js" data-coordinator="wss://…" defer></script>
  */
-import { readConfig } from './config.js'
 import { Names } from './names.js'
 import { Cache } from './cache.js'
 import { OriginClock } from './hedge.js'
 import { Loader } from './loader.js'
 import { bindDom } from './dom.js'
 import { startPeers } from './peers.js'
-import { currentScript, navigationTtfb } from './page.js'
+import { navigationTtfb } from './page.js'
 
-function start () {
-  const config = readConfig({ ...currentScript()?.dataset }, console.warn)
+/**
+ * Start marked-element mode (once per page: a second call returns the first's API).
+ * @param {Readonly<typeof import('./config.js').DEFAULTS>} config
+ * @returns {any} the `Maygh` API, also on `globalThis`
+ */
+export function startElements (config) {
+  if ('Maygh' in globalThis) return /** @type {any} */ (globalThis).Maygh
   const names = new Names(config.manifest)
   /** @type {ReturnType<typeof startPeers> | null} */
   let peers = null
@@ -48,6 +53,5 @@ function start () {
   }
   Object.defineProperty(globalThis, 'Maygh', { value: Object.freeze(Maygh), enumerable: true })
   bindDom(document, { load: Maygh.load, name: (url, hash) => names.set(url, hash) })
+  return Maygh
 }
-
-if (!('Maygh' in globalThis)) start()

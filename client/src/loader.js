@@ -15,7 +15,7 @@ import { hedge } from './hedge.js'
  * Stats and PeerFetch, or, in the worker, the requesting page over messages.
  * @typedef {object} Via
  * @property {{ loaded: (e: { url: string, hash: string | null, source: 'peer' | 'origin' | 'cache', bytes: number, ms: number, peer?: string }) => void, error: (e: { url?: string, hash?: string, code: string, message: string }) => void, failed: () => void }} stats
- * @property {((url: string, name: import('./names.js').Name, how: { signal: AbortSignal, onBytes: () => void }) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string } | null>) | null} peers
+ * @property {((url: string, name: import('./names.js').Name, how: { signal: AbortSignal, onBytes: () => void, quietMs: number }) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string } | null>) | null} peers
  * @property {(signal?: AbortSignal) => Promise<Response>} [origin] default: a plain GET of the URL
  */
 
@@ -115,8 +115,9 @@ export class Loader {
     }
     let won
     try {
+      const deadline = clock.deadline()
       won = via.peers
-        ? await hedge((signal, onBytes) => /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes }), fromOrigin, clock.deadline())
+        ? await hedge((signal, onBytes) => /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, quietMs: deadline }), fromOrigin, deadline)
         : { value: await fromOrigin(new AbortController().signal), from: 'origin' }
     } catch (err) {
       throw failure(via, url, hash, err)

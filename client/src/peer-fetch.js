@@ -2,7 +2,9 @@
  * One asset from other visitors: lookup → connect → request → verify. Each
  * call starts at the next of the holders it is handed, so a page's loads run
  * over all of them at once. Peer bytes count only once their SHA-256 matches;
- * a mismatch counts as a rejection. A peer that sends bad bytes, does not
+ * a mismatch counts as a rejection. A holder that sends nothing for the hedge
+ * deadline is passed over for the next one (the origin is asked meanwhile)
+ * and asked last from then on. A peer that sends bad bytes, does not
  * open a channel within a fifth of connectTimeoutMs or stalls is reported to
  * the coordinator, dropped and not asked again this session; one that says
  * `miss` is reported and moved past. With no coordinator to ask (none
@@ -28,6 +30,8 @@ export class PeerFetch {
     this.banned = new Set()
     /** @type {Set<string>} peers reported to the coordinator */
     this.reported = new Set()
+    /** @type {Set<string>} peers that sent nothing for a hedge deadline: asked after the others */
+    this.quiet = new Set()
     /** requests that asked peers so far: where in its holder list the next one starts */
     this.turn = 0
   }
@@ -35,17 +39,22 @@ export class PeerFetch {
   /**
    * @param {string} url for events
    * @param {{ hash: string, size?: number }} name
-   * @param {{ signal: AbortSignal, onBytes: () => void }} how `signal`: the origin won, stop
+   * @param {{ signal: AbortSignal, onBytes: () => void, quietMs?: number }} how `signal`: the origin won, stop;
+   *   `quietMs`: a holder that sends nothing for this long is passed over for the next, if any (the hedge deadline)
    * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
    */
-  async get (url, { hash, size }, { signal, onBytes }) {
+  async get (url, { hash, size }, { signal, onBytes, quietMs = Infinity }) {
     const { stats, pool, config } = this.o
     const holders = await this.holders(hash)
     const turn = this.turn++ % (holders.length || 1)
-    for (const peer of [...holders.slice(turn), ...holders.slice(0, turn)]) {
+    // Holders that went quiet on this page before are asked last.
+    const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => Number(this.quiet.has(a)) - Number(this.quiet.has(b)))
+    for (const [i, peer] of order.entries()) {
       // Requests started together share their holders: one may have failed another meanwhile.
       if (signal.aborted) return null
       if (this.banned.has(peer)) continue
+      // The last holder is waited for however quiet (the origin is asked meanwhile).
+      const more = order.slice(i + 1).some((p) => !this.banned.has(p))
       let asset
       try {
         const attempt = pool.transfer(peer)
@@ -55,9 +64,10 @@ export class PeerFetch {
         // dropped, and the next holder tried (the page does not wait out the timeout).
         const transfer = await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, config.connectTimeoutMs / 5))])
         if (!transfer) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
-        asset = await transfer.request(hash, size ?? config.quotaMb << 20, { signal, onBytes })
+        asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs: more ? quietMs : Infinity })
       } catch (err) {
         if (signal.aborted) return null
+        if (err === QUIET) continue
         stats.error({ url, hash, code: err.code, message: String(err.message) })
         this.report(peer, hash, FAULTS[err.code])
         continue
@@ -70,6 +80,43 @@ export class PeerFetch {
       return { ...asset, peer }
     }
     return null
+  }
+
+  /**
+   * One request on an open channel, cancelled (and the peer noted as quiet)
+   * once no byte has arrived on the channel for `quietMs`. Bytes for requests
+   * queued ahead of this one count: the peer is busy, not quiet. Quiet is not
+   * a fault (a slow uplink is not a lie): the peer is not reported, only asked
+   * after the others from now on, while the stall timeout still catches the
+   * peer that stops altogether.
+   * @param {import('./transfer.js').Transfer} transfer
+   * @param {string} peer
+   * @param {string} hash
+   * @param {number} maxBytes
+   * @param {{ signal: AbortSignal, onBytes: () => void, quietMs: number }} how
+   */
+  async request (transfer, peer, hash, maxBytes, { signal, onBytes, quietMs }) {
+    const attempt = new AbortController()
+    const stop = () => attempt.abort(signal.reason)
+    signal.addEventListener('abort', stop, { once: true })
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer
+    const arm = () => {
+      clearTimeout(timer)
+      if (quietMs < Infinity) {
+        timer = setTimeout(() => {
+          this.quiet.add(peer)
+          attempt.abort(QUIET)
+        }, quietMs)
+      }
+    }
+    arm()
+    try {
+      return await transfer.request(hash, maxBytes, { signal: attempt.signal, onBytes: () => { arm(); onBytes() } })
+    } finally {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', stop)
+    }
   }
 
   /**
@@ -114,6 +161,9 @@ export class PeerFetch {
     }
   }
 }
+
+/** A request given up because its holder sent nothing for the hedge deadline. */
+const QUIET = new Error('the holder sent nothing for the hedge deadline')
 
 /** The peer's failures a receiver reports, by the error they ended its attempt with. */
 const FAULTS = /** @type {Record<string, string>} */ ({

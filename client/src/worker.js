@@ -6,7 +6,7 @@
  * CSS `url()`, fonts, scripts: whatever the page's markup asks for) from the
  * store, from other visitors or from the origin, hedged (loader.js). Workers
  * have no WebRTC, so peer bytes come from the page that made the request: the
- * worker asks it over a MessagePort, and the page (index.js) fetches from its
+ * worker asks it over a MessagePort, and the page (transparent.js) fetches from its
  * peers and hands back verified bytes. Everything else — other origins,
  * non-GET, range requests, navigations, unnamed URLs — is not touched and
  * goes to the network as without maygh.
@@ -20,7 +20,8 @@
  *   it; the worker may send `cancel`), `held {all | add, remove, bytes}`
  *   (the store changed), `loaded` / `error` / `failed` (the page's stats).
  * - worker → page: `ping` (a page whose `hello` it has not heard answers with one).
- * - page → worker: `hello {ttfb}` (answered `held {all}`; only then is a page sent `get`s), `read {hash}`
+ * - page → worker: `hello {ttfb}` (answered `held {all}`; only then is a page sent `get`s),
+ *   `peers {up}` (whether it joined a coordinator: see `peersUp`), `read {hash}`
  *   (bytes to serve a peer), `adopt {urls}` (store what an uncontrolled page
  *   already loaded) and `idle` — each of the last three answered on its port.
  */
@@ -51,6 +52,12 @@ const adopting = new Set()
  */
 const pages = new Map()
 const MAX_HELD = 1000
+/**
+ * Whether the last page to tell found peers (joined a coordinator). While not,
+ * a page's requests made before its script says `hello` go to the origin at
+ * once instead of waiting for it.
+ */
+let peersUp = true
 
 /** @param {string} id @returns {Page} */
 function pageOf (id) {
@@ -128,14 +135,15 @@ function statsFor (clientId) {
 /**
  * Peer bytes through the page that asked: it holds the peer connections.
  * A page that never answers (its script not loaded yet, or none) costs only
- * the hedge deadline: the origin is asked meanwhile.
+ * the hedge deadline: the origin is asked meanwhile; and nothing at all while
+ * the last page found no peers.
  * @param {string} clientId
  * @returns {import('./loader.js').Via['peers']}
  */
 function peersOf (clientId) {
-  return async (url, name, { signal, onBytes }) => {
+  return async (url, name, { signal, onBytes, quietMs }) => {
     const client = clientId ? await sw.clients.get(clientId) : undefined
-    if (!client) return null
+    if (!client || (!peersUp && !pageOf(clientId).said)) return null
     await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
     if (signal.aborted) return null
     return new Promise((resolve) => {
@@ -149,7 +157,7 @@ function peersOf (clientId) {
         port1.postMessage({ t: 'cancel' })
         end(null)
       }, { once: true })
-      client.postMessage({ maygh: 'get', url, name }, [port2])
+      client.postMessage({ maygh: 'get', url, name, quietMs }, [port2])
     })
   }
 }
@@ -174,6 +182,8 @@ sw.addEventListener('message', (event) => {
     }
     clock.observe(m.ttfb)
     event.waitUntil(cacheReady.then(() => source?.postMessage({ maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
+  } else if (m?.maygh === 'peers') {
+    peersUp = m.up === true
   } else if (m?.maygh === 'read' && port) {
     event.waitUntil(cacheReady.then(() => cache.get(String(m.hash))).then((a) => port.postMessage(a, a ? [a.bytes.buffer] : [])))
   } else if (m?.maygh === 'adopt' && port && Array.isArray(m.urls)) {

@@ -153,7 +153,7 @@ function setup (o = {}) {
     settled: () => core.settled(),
     active: core.active
   }
-  return { loader, cache, stats, events, asked, sent, dropped, cancelled, clock }
+  return { loader, peers, cache, stats, events, asked, sent, dropped, cancelled, clock }
 }
 
 const bytesOf = async (/** @type {Blob} */ blob) => Buffer.from(await blob.arrayBuffer())
@@ -341,6 +341,26 @@ test('hedging: a silent holder costs the hedge deadline, not the stall timeout; 
   assert.equal(s.stats.counts.origin.count, 1)
   assert.deepEqual(s.cancelled, ['quiet'], 'the losing peer request was cancelled')
   assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash))
+})
+
+test('hedging: a holder quiet for the deadline is passed over for the next, which wins while the origin is still answering; it is asked last from then on, and not reported', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { quiet: 'silent', fine: good }, hedgeMs: 50 })
+  assert.deepEqual(await bytesOf(await s.loader.load('/slow.png')), good)
+  assert.equal(s.stats.counts.peer.count, 1)
+  assert.deepEqual(s.asked, ['quiet', 'fine'])
+  assert.deepEqual(s.cancelled, ['quiet'], 'the quiet holder\'s request was called off')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.equal(slow.length, 1, 'the origin was asked at the deadline too')
+  assert.equal(slow[0].aborted, true, 'and aborted when the next holder won')
+  assert.deepEqual(s.sent, [], 'quiet is not a fault: nothing reported')
+  s.asked.length = 0
+  const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
+  // Two more requests, one of which would start its turn at the quiet holder.
+  for (let i = 0; i < 2; i++) {
+    const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, quietMs: 50 })
+    assert.equal(got?.peer, 'fine')
+  }
+  assert.deepEqual(s.asked, ['fine', 'fine'], 'the quiet holder is asked after the others')
 })
 
 test('hedging: while peer bytes keep flowing the origin is not asked, though the transfer outlasts the deadline', { timeout: 10000 }, async () => {

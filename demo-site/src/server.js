@@ -37,7 +37,7 @@ const defaults = {
    */
   clientData: { 'hedge-min-ms': '2000' },
   /** the folder `npm run build` writes the client bundles to (maygh.js, maygh-sw.js, maygh-elements.js) */
-  clientDir: fileURLToPath(new URL('../../client/dist/', import.meta.url)),
+  clientDir: fileURLToPath(new URL('../../dist/', import.meta.url)),
   publicDir: DEFAULT_PUBLIC_DIR
 }
 // Frozen apart from its literal, so that fields type as number / string, not as their default values.

@@ -67,7 +67,8 @@ function head (title, { coordinatorUrl, clientData = {} }, markup) {
   const data = Object.entries(clientData).map(([k, v]) => ` data-${escapeHtml(k)}="${escapeHtml(v)}"`).join('')
   const client = markup === 'plain'
     ? `<script src="/maygh.js" data-coordinator="${escapeHtml(coordinatorUrl)}"${data} async></script>`
-    : `<script src="/maygh-elements.js" data-coordinator="${escapeHtml(coordinatorUrl)}"${data} defer></script>`
+    : `<link rel="preload" href="/maygh-manifest.json" as="fetch" crossorigin>
+<script src="/maygh-elements.js" data-coordinator="${escapeHtml(coordinatorUrl)}"${data} defer></script>`
   return `<!doctype html>
 <html lang="en">
 <head>

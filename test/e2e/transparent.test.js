@@ -175,6 +175,22 @@ test('coordinator down: the worker\'s loads go to the origin at once, not after 
     assert.equal(s.joined, false)
     assert.equal(s.origin.count, LOADED.length, `the worker loaded them from the origin (${JSON.stringify(s)})`)
     assert.equal(await v.tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.ready), false)
+
+    // The next page's images are asked for before its script has run (held here until they show): the
+    // worker, told by the last page that peers are down, sends them to the origin without waiting for it.
+    /** @type {() => void} */
+    let release = () => {}
+    const held = new Promise((resolve) => { release = () => resolve(undefined) })
+    await v.tab.route('**/maygh.js', async (route) => {
+      await Promise.race([held, new Promise((resolve) => setTimeout(resolve, 30000))])
+      await route.continue()
+    })
+    const t1 = Date.now()
+    await v.tab.goto(site.url + '/down.html', { waitUntil: 'domcontentloaded' })
+    await assertShown(v.tab)
+    const ms = Date.now() - t1
+    release()
+    assert.ok(ms < 6000, `shown in ${ms} ms, before the page's script ran (the hedge deadline is 10 s)`)
   } finally {
     await v.close()
   }

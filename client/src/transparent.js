@@ -1,5 +1,6 @@
 /**
- * Entry point of `maygh.js`, transparent mode (the default): the page keeps
+ * Transparent mode (the default; `maygh.js`, or `start()` of the package's
+ * module entry): the page keeps
  * its ordinary markup, and the service worker `maygh-sw.js` (worker.js)
  * answers the requests for the assets the manifest names. This script
  * registers the worker and holds what a worker cannot: the coordinator
@@ -14,26 +15,34 @@
  * announces. Without service workers (an insecure page, an old browser), the
  * page is left exactly as without maygh and the console says why.
  */
-import { readConfig, DEFAULTS } from './config.js'
+import { DEFAULTS } from './config.js'
 import { startPeers } from './peers.js'
-import { currentScript, navigationTtfb } from './page.js'
+import { navigationTtfb } from './page.js'
 
 /** Worker settings passed in its URL's query when not at their defaults. */
 const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedgeMinMs', 'hedgeMaxMs'])
 
-function start () {
-  const config = readConfig({ ...currentScript()?.dataset }, console.warn)
+/**
+ * Start the page's side (once per page: a second call returns the first's API).
+ * @param {Readonly<typeof DEFAULTS>} config
+ * @returns {any} the `Maygh` API, also on `globalThis`
+ */
+export function startTransparent (config) {
+  if ('Maygh' in globalThis) return /** @type {any} */ (globalThis).Maygh
   const sw = navigator.serviceWorker
   /** @type {string[]} what the worker holds, most recently used first */
   let held = []
   let storedBytes = 0
   /** @type {() => void} */
   let opened = () => {}
+  const controller = sw?.controller
+  // Registered (or checked for an update) once the page has loaded, so that on a first visit the
+  // worker's script and manifest do not compete with the page's own requests.
   const registered = sw
-    ? sw.register(workerUrl(config), config.workerScope ? { scope: config.workerScope } : undefined)
+    ? loadedPage().then(() => sw.register(workerUrl(config), config.workerScope ? { scope: config.workerScope } : undefined))
     : Promise.reject(new Error('no service workers here (an insecure page, or the browser lacks them)'))
   /** the worker to ask: the one in control, else the registration's active one */
-  const worker = () => registered.then((r) => sw.controller ?? r.active ?? sw.ready.then((r) => r.active))
+  const worker = () => controller ? Promise.resolve(controller) : registered.then((r) => sw.controller ?? r.active ?? sw.ready.then((r) => r.active))
   /**
    * @param {object} msg
    * @returns {Promise<any>} the worker's answer on the port sent along
@@ -80,9 +89,9 @@ function start () {
   /**
    * The worker wants an asset from peers: verified bytes, or null.
    * @param {MessagePort} port
-   * @param {{ url: string, name: import('./names.js').Name }} m
+   * @param {{ url: string, name: import('./names.js').Name, quietMs: number }} m
    */
-  const answer = async (port, { url, name }) => {
+  const answer = async (port, { url, name, quietMs }) => {
     const stop = new AbortController()
     port.onmessage = () => stop.abort()
     let last = 0
@@ -91,17 +100,23 @@ function start () {
       if (now - last > 20) port.postMessage({ t: 'bytes' }, [])
       last = now
     }
-    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes }).catch(() => null)
+    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, quietMs }).catch(() => null)
     port.postMessage({ t: 'done', asset }, asset ? [asset.bytes.buffer] : [])
   }
 
   /** @type {Promise<unknown>} */
   let adopted = Promise.resolve()
   const hello = () => worker().then((w) => w?.postMessage({ maygh: 'hello', ttfb: navigationTtfb() }))
+  // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker
+  // sends the next page's first requests straight to the origin while its script loads when they did not.
+  peers.ready.then((up) => worker().then((w) => w?.postMessage({ maygh: 'peers', up })), () => {})
+  // A controlled page says hello at once: the worker holds its requests for peers' bytes until then.
+  if (controller) hello()
   registered.then(() => {
+    if (controller) return
     hello()
-    // The first view, uncontrolled: the worker stores what the page loaded once it has loaded it.
-    if (!sw.controller) adopted = loadedPage().then(() => ask({ maygh: 'adopt', urls: performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.startsWith(location.origin + '/')) }))
+    // The first view, uncontrolled: the worker stores what the page loaded (it has loaded by now).
+    adopted = ask({ maygh: 'adopt', urls: performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.startsWith(location.origin + '/')) })
   }, () => {})
 
   const Maygh = {
@@ -123,6 +138,7 @@ function start () {
     }
   }
   Object.defineProperty(globalThis, 'Maygh', { value: Object.freeze(Maygh), enumerable: true })
+  return Maygh
 }
 
 /** @param {Readonly<typeof DEFAULTS>} config */
@@ -134,5 +150,3 @@ function workerUrl (config) {
 
 /** Resolves once the page's `load` event has fired. */
 const loadedPage = () => new Promise((resolve) => document.readyState === 'complete' ? resolve(undefined) : addEventListener('load', resolve, { once: true }))
-
-if (!('Maygh' in globalThis)) start()
