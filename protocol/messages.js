@@ -11,7 +11,7 @@ export const PROTOCOL_VERSION = 1
 export const MANIFEST_VERSION = 1
 
 /** Messages a client sends; each has one handler in the coordinator. */
-export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect', 'report']))
+export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect', 'report', 'usage']))
 
 /**
  * What a `report` may say a peer the asker was introduced to did: sent bytes
@@ -19,6 +19,16 @@ export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'updat
  * a channel (or refused it), or stopped sending mid-transfer.
  */
 export const REPORT_REASONS = Object.freeze(/** @type {const} */ (['hash_mismatch', 'miss', 'no_channel', 'stall']))
+
+/**
+ * What a `usage` report counts, in bytes since the client's last one: asset
+ * bytes it got from peers, from the origin and from its own store, and bytes
+ * it served to peers.
+ */
+export const USAGE_SOURCES = Object.freeze(/** @type {const} */ (['peer', 'origin', 'cache', 'served']))
+
+/** The most one `usage` count may say (1 TiB): anything more is not one page's traffic. */
+export const MAX_USAGE_BYTES = 2 ** 40
 
 /** A client's own visitor key (`join`'s `visitor`), kept across visits: what quarantine remembers without tokens. */
 export const VISITOR_KEY_PATTERN = /^[\w-]{16,64}$/
@@ -53,7 +63,11 @@ const limits = {
   /** assets one join or update may name */
   maxAssetsPerMessage: 1000,
   /** peers a lookup may say the asker is already connected to */
-  maxConnected: 64
+  maxConnected: 64,
+  /** asset paths one `usage` report may name, with the peer bytes each saved */
+  maxUsageAssets: 64,
+  /** longest asset path a `usage` report may name */
+  maxUsagePath: 512
 }
 // Frozen apart from its literal, so that fields type as number, not as their default values.
 export const LIMITS = Object.freeze(limits)

@@ -42,6 +42,8 @@ const defaults = {
    */
   hedgeMinMs: 100,
   hedgeMaxMs: 1500,
+  /** how often the page reports its asset bytes to the coordinator (`data-usage-ms`; 0 = never), and once more when hidden */
+  usageMs: 10000,
   /** holdings changes within this window go out as one `update` */
   announceDelayMs: 50,
   /** reconnect backoff: first delay and cap */
@@ -61,7 +63,8 @@ const RANGES = {
   stallMs: [200, 60000],
   joinTimeoutMs: [0, 60000],
   hedgeMinMs: [0, 60000],
-  hedgeMaxMs: [0, 60000]
+  hedgeMaxMs: [0, 60000],
+  usageMs: [0, 3600000]
 }
 
 /**

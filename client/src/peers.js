@@ -13,6 +13,7 @@ import { Announcer } from './announcer.js'
 import { PeerPool } from './peer-pool.js'
 import { PeerFetch } from './peer-fetch.js'
 import { Uplink } from './uplink.js'
+import { UsageReport } from './usage-report.js'
 
 /**
  * @param {Readonly<typeof import('./config.js').DEFAULTS>} config
@@ -76,6 +77,7 @@ export function startPeers (config, store) {
       }
     })
     fetcher = new PeerFetch({ signaling, pool, stats, ready, config })
+    if (config.usageMs > 0) new UsageReport({ signaling, stats, intervalMs: config.usageMs }) // eslint-disable-line no-new
     // Off: leave the coordinator (which lists nothing of ours from then on) and every peer.
     // Otherwise withdraw or announce at once, joining first if we had left.
     uplink.on('change', (/** @type {string} */ mode) => {

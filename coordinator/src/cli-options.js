@@ -39,6 +39,9 @@ export const OPTIONS = Object.freeze({
   'report-window-ms': ['reportWindowMs', 'REPORT_WINDOW_MS', Number],
   'quarantine-ms': ['quarantineMs', 'QUARANTINE_MS', Number],
   'pair-within-network': ['pairWithinNetwork', 'PAIR_WITHIN_NETWORK', parseBoolean],
+  'usage-flush-ms': ['usageFlushMs', 'USAGE_FLUSH_MS', Number],
+  'usage-history-ms': ['usageHistoryMs', 'USAGE_HISTORY_MS', Number],
+  'max-usage-sites': ['maxUsageSites', 'MAX_USAGE_SITES', Number],
   'log-level': ['logLevel', 'LOG_LEVEL', String],
   'log-ips': ['logIps', 'LOG_IPS', parseBoolean]
 })

@@ -46,6 +46,9 @@ const defaults = {
   reportWindowMs: 600_000,
   quarantineMs: 86_400_000,
   pairWithinNetwork: false,
+  usageFlushMs: 5000,
+  usageHistoryMs: 86_400_000,
+  maxUsageSites: 100,
   logLevel: 'info',
   logIps: false
 }
@@ -95,6 +98,9 @@ export const DESCRIPTIONS = Object.freeze({
   reportWindowMs: 'how far back reports of a peer count',
   quarantineMs: 'how long a quarantined visitor is not handed out and its announcements are ignored (it survives reconnecting under a new peer id)',
   pairWithinNetwork: 'hand a visitor out only to visitors of its own network (its /24 or /48, judged from the socket and kept only as a salted hash), so that peers learn the addresses of their own network\'s visitors only; less sharing across networks',
+  usageFlushMs: 'how often this coordinator adds the byte counts its visitors report (`usage`) to the store, one batch per site',
+  usageHistoryMs: 'how long the store keeps each site\'s per-minute byte counts (what the dashboard charts); totals and top assets are kept',
+  maxUsageSites: 'sites (page origins) whose byte counts the store keeps; reports from pages of further sites are not counted (allowedOrigins bounds the sites anyway)',
   logLevel: 'log level: fatal, error, warn, info, debug, trace or silent',
   logIps: 'log client IP addresses (off: addresses are never logged)'
 })
@@ -130,7 +136,10 @@ const INTEGER_RANGES = /** @type {const} */ ({
   maxIntroductions: [1, 100_000],
   reportThreshold: [1, 1000],
   reportWindowMs: [1000, 7 * 86_400_000],
-  quarantineMs: [1000, 30 * 86_400_000]
+  quarantineMs: [1000, 30 * 86_400_000],
+  usageFlushMs: [100, 600_000],
+  usageHistoryMs: [60_000, 31 * 86_400_000],
+  maxUsageSites: [1, 100_000]
 })
 
 /**

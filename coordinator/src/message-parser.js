@@ -4,7 +4,7 @@
  * wrong ends in a {@link MayghError} with a stable code; nothing here throws
  * anything else.
  */
-import { ERRORS, LIMITS, MayghError, PEER_ID_PATTERN, PROTOCOL_VERSION, REPORT_REASONS, REQUEST_TYPES, VISITOR_KEY_PATTERN, isSri } from '../../protocol/index.js'
+import { ERRORS, LIMITS, MAX_USAGE_BYTES, MayghError, PEER_ID_PATTERN, PROTOCOL_VERSION, REPORT_REASONS, REQUEST_TYPES, USAGE_SOURCES, VISITOR_KEY_PATTERN, isSri } from '../../protocol/index.js'
 import { MAX_TOKEN_LENGTH } from './join-token.js'
 
 const MAX_CONNECTED = LIMITS.maxConnected
@@ -47,8 +47,22 @@ const VALIDATORS = {
     if (typeof m.peer !== 'string' || !PEER_ID_PATTERN.test(m.peer)) throw badField('peer', 'a peer id')
     if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
     if (!REPORT_REASONS.includes(/** @type {any} */ (m.reason))) throw badField('reason', `one of ${REPORT_REASONS.join(', ')}`)
+  },
+  /** @param {Fields} m */
+  usage: (m) => {
+    for (const source of USAGE_SOURCES) if (m[source] !== undefined && !isByteCount(m[source])) throw badField(source, `an integer from 0 to ${MAX_USAGE_BYTES}`)
+    if (m.assets === undefined) return
+    if (!Array.isArray(m.assets) || m.assets.length > LIMITS.maxUsageAssets) throw badField('assets', `an array of at most ${LIMITS.maxUsageAssets} [path, bytes] pairs`)
+    for (const pair of m.assets) {
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || !pair[0].startsWith('/') || pair[0].length > LIMITS.maxUsagePath || !isByteCount(pair[1])) {
+        throw badField('assets', `[path, bytes] pairs: a path starting with / of at most ${LIMITS.maxUsagePath} characters, an integer from 0 to ${MAX_USAGE_BYTES}`)
+      }
+    }
   }
 }
+
+/** @param {unknown} n @returns {n is number} */
+const isByteCount = (n) => Number.isInteger(n) && /** @type {number} */ (n) >= 0 && /** @type {number} */ (n) <= MAX_USAGE_BYTES
 
 // The validators cover exactly the contract's request types (a test checks the handlers do too).
 if (Object.keys(VALIDATORS).join() !== REQUEST_TYPES.join()) throw new Error('message-parser.js: VALIDATORS do not match REQUEST_TYPES')

@@ -17,7 +17,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import { COORDINATOR_ERRORS, REPORT_REASONS, REQUEST_TYPES } from '../../protocol/index.js'
+import { COORDINATOR_ERRORS, REPORT_REASONS, REQUEST_TYPES, USAGE_SOURCES } from '../../protocol/index.js'
 
 /** Why a socket closed: the values of `maygh_closes_total{reason}`. */
 export const CLOSE_REASONS = Object.freeze({
@@ -55,6 +55,8 @@ export const LATENCY_BUCKETS = Object.freeze([0.0001, 0.00025, 0.0005, 0.001, 0.
  * @property {() => number} peers peers joined on this shard
  * @property {() => number} shardsLive live shards, this one included
  * @property {() => boolean} storeUp whether the store answers
+ * @property {() => Promise<[string, import('./store/store.js').UsageCounts][]>} siteUsage every site's
+ *   usage totals, from the store (every shard's visitors')
  */
 
 /** @type {Registry | null} */
@@ -84,6 +86,19 @@ export class Metrics {
     sampled(registers, 'maygh_peers', 'peers joined on this shard', gauges.peers)
     sampled(registers, 'maygh_shards_live', 'live coordinator shards, this one included', gauges.shardsLive)
     sampled(registers, 'maygh_store_up', '1 while the store answers, else 0', () => (gauges.storeUp() ? 1 : 0))
+    // Per site, from the store: the same figures on every shard (sum by instance is not meaningful; take any one).
+    new Gauge({ // eslint-disable-line no-new
+      name: 'maygh_site_bytes',
+      help: 'asset bytes the visitors of a site reported over every shard, by source (peer, origin, cache: where they got them; served: what they sent to peers)',
+      labelNames: ['site', 'source'],
+      registers,
+      async collect () {
+        this.reset()
+        for (const [site, counts] of await gauges.siteUsage().catch(() => [])) {
+          for (const source of USAGE_SOURCES) this.set({ site, source }, counts[source])
+        }
+      }
+    })
 
     const counter = (/** @type {string} */ name, /** @type {string} */ help, /** @type {string} */ label) => new Counter({ name, help, labelNames: [label], registers })
     const histogram = (/** @type {string} */ name, /** @type {string} */ help, /** @type {string} */ label) => new Histogram({ name, help, labelNames: [label], buckets: [...LATENCY_BUCKETS], registers })
@@ -92,6 +107,7 @@ export class Metrics {
     this.lookups = countersFor(counter('maygh_lookups_total', 'lookups answered, by whether any holder was found', 'result'), ['hit', 'miss'])
     this.errors = countersFor(counter('maygh_errors_total', 'coded errors replied to clients, by code', 'code'), [...Object.keys(COORDINATOR_ERRORS), 'other'])
     this.closes = countersFor(counter('maygh_closes_total', `sockets closed, by reason (${Object.keys(CLOSE_REASONS).join(', ')})`, 'reason'), Object.keys(CLOSE_REASONS))
+    this.usageBytes = countersFor(counter('maygh_usage_bytes_total', 'asset bytes this shard\'s visitors reported, by source (peer, origin, cache: where they got them; served: what they sent to peers)', 'source'), [...USAGE_SOURCES])
     this.reports = countersFor(counter('maygh_reports_total', 'reports of peers by the peers they failed, by reason', 'reason'), [...REPORT_REASONS])
     this.quarantines = new Counter({ name: 'maygh_quarantines_total', help: 'peers of this shard quarantined (reported by reportThreshold visitors)', registers })
     this.withdrawals = new Counter({ name: 'maygh_withdrawals_total', help: 'peers that stopped serving mid-session (upload budget spent, opted out, Save-Data): update {serving: false}', registers })

@@ -20,6 +20,10 @@ import { Networks } from './networks.js'
 import { Heartbeat } from './heartbeat.js'
 import { Presence } from './presence.js'
 import { Metrics } from './metrics.js'
+import { UsageTally } from './usage.js'
+import { USAGE_MINUTE_MS, noUsage } from './store/store.js'
+import { renderDashboard } from './dashboard-page.js'
+import { loadChartJs } from './chart-js.js'
 import { createLogger, logClientError, repeatedErrors } from './logger.js'
 import { PEER_BATCH } from './store/redis-store.js'
 
@@ -32,6 +36,18 @@ const CLOSING_ERRORS = new Map(/** @type {[string, import('./metrics.js').CloseR
 
 /** removals kept to retry while the store is down; past this, a gone peer may stay listed until its shard restarts */
 const MAX_ORPHANS = 100_000
+/** `/usage`: how far back a dashboard may ask (31 days), and the assets it names */
+const USAGE_MAX_MINUTES = 44_640
+const USAGE_TOP_ASSETS = 10
+const DASHBOARD = renderDashboard()
+/** @type {Promise<string> | undefined} Chart.js, read once for every coordinator of the process */
+let chartJs
+
+/**
+ * @param {import('./store/store.js').UsageCounts} counts
+ * @returns {number} the share of asset bytes fetched over the network that came from peers (0 when none)
+ */
+const peerShare = (counts) => counts.peer + counts.origin > 0 ? Math.round(counts.peer / (counts.peer + counts.origin) * 10000) / 10000 : 0
 import { openStore } from './store/index.js'
 import { startStunServer } from './stun/stun-server.js'
 
@@ -100,7 +116,8 @@ export class Coordinator extends EventEmitter {
         connections: () => this.connections.size,
         peers: () => this.sessions.size,
         shardsLive: () => this.store.liveShards().size,
-        storeUp: () => this.presence?.up === true
+        storeUp: () => this.presence?.up === true,
+        siteUsage: async () => Promise.all((await this.store.usageSites()).map(async (site) => /** @type {[string, import('./store/store.js').UsageCounts]} */ ([site, (await this.store.siteUsage(site, Date.now(), 0)).total])))
       }
     })
     this.url = ''
@@ -136,6 +153,8 @@ export class Coordinator extends EventEmitter {
       networks: this.networks
     })
     const quarantine = this.quarantine
+    this.usage = new UsageTally({ store: this.store, config, clock: this.clock, metrics: this.metrics, warn: this.warn })
+    this.usage.start()
     this.relay = new Relay({ shard: this.shard, store: this.store, sessions: this.sessions, counters: this.counters, onReport: (message) => quarantine.receive(message) })
     await this.relay.start()
     /** @type {import('./handlers/index.js').HandlerContext} what every handler is given besides the message and its session */
@@ -153,7 +172,8 @@ export class Coordinator extends EventEmitter {
       coordinator: this,
       orphan: (id, assets) => this.#orphan(id, assets),
       quarantine,
-      networks: this.networks
+      networks: this.networks,
+      usage: this.usage
     }
 
     this.http = createServer((req, res) => { this.#serveHttp(req, res) })
@@ -265,6 +285,37 @@ export class Coordinator extends EventEmitter {
       holdings += info.holdings
     }
     return { shard: this.shard, peers, holdings, shards: shards.size, localPeers: this.sessions.size, ...this.counters }
+  }
+
+  /**
+   * Every site's usage totals and the share of their asset bytes visitors served (`/stats`'s `usage`).
+   * @returns {Promise<Record<string, import('./store/store.js').UsageCounts & { peerShare: number }>>}
+   */
+  async #usageTotals () {
+    const sites = await this.store.usageSites()
+    const totals = await Promise.all(sites.map(async (site) => (await this.store.siteUsage(site, Date.now(), 0)).total))
+    return Object.fromEntries(sites.map((site, i) => [site, { ...totals[i], peerShare: peerShare(totals[i]) }]))
+  }
+
+  /**
+   * What the dashboard shows (`/usage`): one site's totals, its last `minutes`, its top
+   * assets, the sites there are and the peers online. No site named: the first there is.
+   * @param {string | null} site
+   * @param {number} minutes
+   */
+  async #usage (site, minutes) {
+    const sites = (await this.store.usageSites()).sort()
+    const chosen = site ?? sites[0] ?? null
+    const usage = chosen === null ? null : await this.store.siteUsage(chosen, Date.now() - minutes * USAGE_MINUTE_MS, USAGE_TOP_ASSETS)
+    return {
+      site: chosen,
+      sites,
+      peers: this.stats().peers,
+      total: usage?.total ?? noUsage(),
+      peerShare: peerShare(usage?.total ?? noUsage()),
+      minutes: usage?.minutes ?? [],
+      assets: usage?.assets ?? []
+    }
   }
 
   /** Whether this coordinator should get new clients: registered with a reachable store, and not draining. */
@@ -518,7 +569,36 @@ export class Coordinator extends EventEmitter {
       const ready = this.ready()
       return json(ready ? 200 : 503, { ready, shard: this.shard, store: this.presence?.up === true ? 'up' : 'down', draining: this.draining })
     }
-    if (path === '/stats') return json(200, this.stats())
+    if (path === '/stats') {
+      this.#usageTotals().then((usage) => json(200, { ...this.stats(), usage }), () => json(200, { ...this.stats(), usage: null }))
+      return
+    }
+    if (path === '/usage') {
+      const query = new URL(req.url ?? '/', 'http://x').searchParams
+      const minutes = Number(query.get('minutes') ?? 60)
+      if (!Number.isInteger(minutes) || minutes < 1 || minutes > USAGE_MAX_MINUTES) return fail(new MayghError(ERRORS.MGH_ERR_HTTP_BAD_QUERY, `minutes=${query.get('minutes')}`))
+      this.#usage(query.get('site'), minutes).then((body) => json(200, body), (err) => {
+        this.warn(err, 'usage read failed')
+        fail(new MayghError(ERRORS.MGH_ERR_STORE))
+      })
+      return
+    }
+    if (path === '/dashboard') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' })
+      res.end(DASHBOARD)
+      return
+    }
+    if (path === '/dashboard/chart.js') {
+      chartJs ??= loadChartJs()
+      chartJs.then((code) => {
+        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'max-age=86400' })
+        res.end(code)
+      }, (err) => {
+        this.warn(err, 'chart.js not served')
+        fail(new MayghError(ERRORS.MGH_ERR_HTTP_NOT_FOUND, err.message))
+      })
+      return
+    }
     if (path === '/metrics') {
       this.metrics.text().then(({ contentType, body }) => {
         res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' })
@@ -550,6 +630,7 @@ export class Coordinator extends EventEmitter {
     await Promise.all(open.map((s) => s.ws.readyState === s.ws.CLOSED ? null : once(s.ws, 'close')))
     clearTimeout(cutoff)
     await Promise.all(open.map((s) => s.queue))
+    await this.usage?.stop()
     await this.presence?.stop()
     await this.relay?.stop()
     await new Promise((resolve) => this.wss ? this.wss.close(() => resolve(undefined)) : resolve(undefined))

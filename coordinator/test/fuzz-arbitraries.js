@@ -9,7 +9,7 @@
  * what comes back, are in coordinator/test/fuzz-clients.js.
  */
 import fc from 'fast-check'
-import { PROTOCOL_VERSION, REPORT_REASONS, REQUEST_TYPES } from '../../protocol/index.js'
+import { PROTOCOL_VERSION, REPORT_REASONS, REQUEST_TYPES, USAGE_SOURCES } from '../../protocol/index.js'
 
 /** The seed when MAYGH_FUZZ_SEED is not set: runs repeat exactly unless asked not to. */
 export const DEFAULT_FUZZ_SEED = 20261201
@@ -99,7 +99,11 @@ export function validMessageArb (t) {
     update: fc.record({ add: list, remove: list, serving: fc.boolean() }, { requiredKeys: [] }),
     lookup: fc.record({ hash: assetArb(t), connected: fc.array(peerIdArb(t), { maxLength: 4 }) }, { requiredKeys: ['hash'] }),
     connect: fc.record({ to: peerIdArb(t), signal: signalArb }),
-    report: fc.record({ peer: peerIdArb(t), hash: assetArb(t), reason: fc.constantFrom(...REPORT_REASONS) })
+    report: fc.record({ peer: peerIdArb(t), hash: assetArb(t), reason: fc.constantFrom(...REPORT_REASONS) }),
+    usage: fc.record({
+      ...Object.fromEntries(USAGE_SOURCES.map((s) => [s, fc.nat()])),
+      assets: fc.array(fc.tuple(fc.string({ maxLength: 20 }).map((p) => '/' + p), fc.nat()), { maxLength: 4 })
+    }, { requiredKeys: [] })
   }
   const envelope = fc.record({ v: fc.constant(PROTOCOL_VERSION), ref: fc.nat() }, { requiredKeys: [] })
   // A type added to the contract later gets its bare envelope until it has a body here.

@@ -5,13 +5,14 @@ import { COORDINATOR_ERRORS, REQUEST_TYPES } from '../../protocol/index.js'
 
 /**
  * A Metrics whose gauges read `state`.
- * @param {{ connections?: number, peers?: number, shardsLive?: number, storeUp?: boolean }} [state]
+ * @param {{ connections?: number, peers?: number, shardsLive?: number, storeUp?: boolean, siteUsage?: [string, import('../src/store/store.js').UsageCounts][] }} [state]
  */
 function metricsOf (state = {}) {
-  const s = { connections: 0, peers: 0, shardsLive: 1, storeUp: true, ...state }
+  /** @type {{ connections: number, peers: number, shardsLive: number, storeUp: boolean, siteUsage: [string, import('../src/store/store.js').UsageCounts][] }} */
+  const s = { connections: 0, peers: 0, shardsLive: 1, storeUp: true, siteUsage: [], ...state }
   const metrics = new Metrics({
     shard: 'a.XYZ',
-    gauges: { connections: () => s.connections, peers: () => s.peers, shardsLive: () => s.shardsLive, storeUp: () => s.storeUp }
+    gauges: { connections: () => s.connections, peers: () => s.peers, shardsLive: () => s.shardsLive, storeUp: () => s.storeUp, siteUsage: async () => s.siteUsage }
   })
   return { metrics, state: s }
 }
@@ -128,6 +129,22 @@ test('gauges are read when scraped', async () => {
   Object.assign(state, { connections: 5, peers: 0, shardsLive: 1, storeUp: false });
   ({ samples } = parseExposition((await metrics.text()).body))
   assert.deepEqual(['maygh_connections', 'maygh_peers', 'maygh_shards_live', 'maygh_store_up'].map((n) => samples.get(n)), [5, 0, 1, 0])
+})
+
+test('usage: this shard\'s reported bytes by source, and every site\'s totals from the store when scraped', async () => {
+  const { metrics, state } = metricsOf({ siteUsage: [['https://shop.example', { peer: 700, origin: 300, cache: 50, served: 650 }]] })
+  metrics.usageBytes.peer.inc(700)
+  let { samples, types } = parseExposition((await metrics.text()).body)
+  assert.equal(types.get('maygh_usage_bytes_total'), 'counter')
+  assert.equal(samples.get('maygh_usage_bytes_total{source="peer"}'), 700)
+  assert.equal(samples.get('maygh_usage_bytes_total{source="served"}'), 0)
+  assert.equal(types.get('maygh_site_bytes'), 'gauge')
+  assert.equal(samples.get('maygh_site_bytes{site="https://shop.example",source="peer"}'), 700)
+  assert.equal(samples.get('maygh_site_bytes{site="https://shop.example",source="origin"}'), 300)
+  state.siteUsage = [['https://other.example', { peer: 1, origin: 2, cache: 3, served: 4 }]];
+  ({ samples } = parseExposition((await metrics.text()).body))
+  assert.equal(samples.get('maygh_site_bytes{site="https://shop.example",source="peer"}'), undefined, 'a site the store no longer lists is gone')
+  assert.equal(samples.get('maygh_site_bytes{site="https://other.example",source="served"}'), 4)
 })
 
 test('two coordinators in one process keep their own counts', async () => {

@@ -171,6 +171,36 @@ export function storeContract (name, makeStore, options = {}) {
     assert.equal(await store.isQuarantined('liar'), false, 'over')
   }))
 
+  test(`${name}: usage adds up per site, per minute and per asset; at most maxSites sites are kept`, withStore(async (store) => {
+    const limits = { historyMs: LONG, maxSites: 2 }
+    const now = Date.now()
+    const minute = now - (now % 60_000)
+    const a = 'https://a.example'
+    assert.equal(await store.addUsage(a, now, { peer: 100, origin: 50, cache: 0, served: 10 }, [['/x.png', 60], ['/y.png', 40]], limits), true)
+    assert.equal(await store.addUsage(a, now, { peer: 30, origin: 0, cache: 5, served: 0 }, [['/y.png', 30]], limits), true)
+    assert.equal(await store.addUsage(a, minute - 60_000, { peer: 1, origin: 2, cache: 3, served: 4 }, [], limits), true)
+    const u = await store.siteUsage(a, minute - 120_000, 10)
+    assert.deepEqual(u.total, { peer: 131, origin: 52, cache: 8, served: 14 })
+    assert.deepEqual(u.minutes, [
+      { at: minute - 60_000, counts: { peer: 1, origin: 2, cache: 3, served: 4 } },
+      { at: minute, counts: { peer: 130, origin: 50, cache: 5, served: 10 } }
+    ])
+    assert.deepEqual(u.assets, [['/y.png', 70], ['/x.png', 60]], 'assets by the peer bytes they saved, most first')
+    assert.deepEqual((await store.siteUsage(a, minute - 120_000, 1)).assets, [['/y.png', 70]])
+    assert.deepEqual((await store.siteUsage(a, minute, 0)).minutes.map((m) => m.at), [minute], 'only the minutes from `since` on')
+    assert.deepEqual((await store.siteUsage(a, minute, 0)).assets, [])
+    assert.equal(await store.addUsage('https://b.example', now, { peer: 1, origin: 0, cache: 0, served: 0 }, [], limits), true)
+    assert.equal(await store.addUsage('https://c.example', now, { peer: 1, origin: 0, cache: 0, served: 0 }, [['/z.png', 1]], limits), false, 'a third site is not counted')
+    assert.deepEqual((await store.usageSites()).sort(), [a, 'https://b.example'])
+    assert.deepEqual(await store.siteUsage('https://c.example', 0, 10), { total: { peer: 0, origin: 0, cache: 0, served: 0 }, minutes: [], assets: [] })
+    // Per-minute figures last historyMs; the totals stay.
+    await store.addUsage('https://b.example', now, { peer: 5, origin: 0, cache: 0, served: 0 }, [], { historyMs: 200, maxSites: 2 })
+    await sleep(400)
+    const b = await store.siteUsage('https://b.example', minute, 10)
+    assert.deepEqual(b.minutes, [])
+    assert.equal(b.total.peer, 6)
+  }))
+
   test(`${name}: every caller gets the same network salt`, withStore(async (store) => {
     const salt = await store.networkSalt()
     assert.match(salt, /^[\w-]{22}$/)

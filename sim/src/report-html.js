@@ -4,34 +4,14 @@
  * node_modules at report time and inlined; the run's numbers are embedded as
  * JSON (with `<` escaped, so no trace text can close the script element).
  */
-import { readFile, writeFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
+import { writeFile } from 'node:fs/promises'
+import { loadChartJs } from '../../coordinator/src/chart-js.js'
 import { GENERATOR_BYTE_PARAMS, SIM_OPTION_SPECS } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { formatBytes, formatCount, formatPercent, formatRate, formatSize } from './format.js'
 import { SAMPLING_NOTE, countedText, hourZone, orderText } from './input-facts.js'
 import { chartScript } from './report-charts.js'
 import { valueLabel } from './sweep.js'
-
-/**
- * The Chart.js UMD build's source.
- * @returns {Promise<string>}
- */
-export async function loadChartJs () {
-  let dir
-  try {
-    dir = dirname(createRequire(import.meta.url).resolve('chart.js'))
-  } catch {
-    throw new MayghError(ERRORS.MGH_SIM_ERR_REPORT, 'the chart.js package is not installed (npm install)')
-  }
-  for (const name of ['chart.umd.min.js', 'chart.umd.js']) {
-    try {
-      return await readFile(join(dir, name), 'utf8')
-    } catch {}
-  }
-  throw new MayghError(ERRORS.MGH_SIM_ERR_REPORT, `no UMD build of chart.js in ${dir}`)
-}
 
 /**
  * @param {unknown} s
@@ -224,7 +204,7 @@ function configRows (config) {
  * @param {any} report
  */
 export async function writeReport (path, report) {
-  const html = renderReport(report, await loadChartJs())
+  const html = renderReport(report, await loadChartJs().catch((err) => { throw new MayghError(ERRORS.MGH_SIM_ERR_REPORT, err.message) }))
   try {
     await writeFile(path, html)
   } catch (err) {

@@ -19,6 +19,7 @@
  * @property {(id: string, assets: string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
  * @property {import('../quarantine.js').Quarantine} quarantine reports and quarantine
  * @property {import('../networks.js').Networks} networks names visitors' networks (pairWithinNetwork)
+ * @property {import('../usage.js').UsageTally} usage visitors' byte reports, summed per site
  *
  * @typedef {(message: import('../message-parser.js').Message, session: import('../session.js').Session, context: HandlerContext) => Promise<object | undefined>} Handler
  */
@@ -27,9 +28,10 @@ import { update } from './update.js'
 import { lookup } from './lookup.js'
 import { connect } from './connect.js'
 import { report } from './report.js'
+import { usage } from './usage.js'
 
 /** @type {Readonly<Record<string, Handler>>} */
-export const HANDLERS = Object.freeze({ join, update, lookup, connect, report })
+export const HANDLERS = Object.freeze({ join, update, lookup, connect, report, usage })
 
 /** Types that change the peer's state: handled one at a time, in order, per peer. */
 export const ORDERED_TYPES = Object.freeze(new Set(['join', 'update']))

@@ -9,7 +9,8 @@ import { EventEmitter } from 'node:events'
 import { sampleNext, sampleStart } from '../policy/peer-selection.js'
 import { shardOfPeer } from '../../../protocol/index.js'
 
-import { SALT_MS, isLiveIn, liveIn } from './store.js'
+import { SALT_MS, USAGE_ASSETS_KEPT, USAGE_MINUTE_MS, isLiveIn, liveIn, minuteOf, noUsage } from './store.js'
+import { USAGE_SOURCES } from '../../../protocol/index.js'
 
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').ShardInfo} ShardInfo */
@@ -77,6 +78,11 @@ export class MemoryStore {
     this.quarantined = new Map()
     /** @type {{ value: string, until: number } | undefined} */
     this.salt = undefined
+    /**
+     * site → its usage: totals, minute start → counts (with when each expires), path → peer bytes
+     * @type {Map<string, { total: import('./store.js').UsageCounts, minutes: Map<number, { counts: import('./store.js').UsageCounts, until: number }>, assets: Map<string, number> }>}
+     */
+    this.usage = new Map()
   }
 
   /** @type {Store['beat']} */
@@ -217,6 +223,46 @@ export class MemoryStore {
   async networkSalt () {
     if (this.salt === undefined || this.salt.until <= this.now()) this.salt = { value: randomBytes(16).toString('base64url'), until: this.now() + SALT_MS }
     return this.salt.value
+  }
+
+  /** @type {Store['addUsage']} */
+  async addUsage (site, at, counts, assets, { historyMs, maxSites }) {
+    let u = this.usage.get(site)
+    if (!u) {
+      if (this.usage.size >= maxSites) return false
+      this.usage.set(site, (u = { total: noUsage(), minutes: new Map(), assets: new Map() }))
+    }
+    const now = this.now()
+    for (const [m, entry] of u.minutes) if (entry.until <= now) u.minutes.delete(m)
+    const minute = minuteOf(at)
+    const entry = u.minutes.get(minute) ?? { counts: noUsage(), until: 0 }
+    u.minutes.set(minute, entry)
+    entry.until = now + historyMs
+    for (const source of USAGE_SOURCES) {
+      u.total[source] += counts[source]
+      entry.counts[source] += counts[source]
+    }
+    for (const [path, bytes] of assets) u.assets.set(path, (u.assets.get(path) ?? 0) + bytes)
+    if (u.assets.size > USAGE_ASSETS_KEPT) u.assets = new Map([...u.assets].sort((a, b) => b[1] - a[1]).slice(0, USAGE_ASSETS_KEPT))
+    return true
+  }
+
+  /** @type {Store['siteUsage']} */
+  async siteUsage (site, since, top) {
+    const u = this.usage.get(site)
+    if (!u) return { total: noUsage(), minutes: [], assets: [] }
+    const now = this.now()
+    const minutes = [...u.minutes].filter(([m, e]) => m + USAGE_MINUTE_MS > since && e.until > now).sort((a, b) => a[0] - b[0])
+    return {
+      total: { ...u.total },
+      minutes: minutes.map(([at, e]) => ({ at, counts: { ...e.counts } })),
+      assets: [...u.assets].sort((a, b) => b[1] - a[1]).slice(0, top)
+    }
+  }
+
+  /** @type {Store['usageSites']} */
+  async usageSites () {
+    return [...this.usage.keys()]
   }
 
   /** @type {Store['close']} */

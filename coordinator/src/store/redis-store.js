@@ -15,6 +15,10 @@
  *   mgh:e:{<tag>}     STRING  a sentinel on each master: gone means that master lost its data
  *   mgh:r:{<subject>} ZSET  who reported a visitor: reporter → when (ms); lives one window
  *   mgh:q:{<subject>} STRING a visitor in quarantine, until the key expires
+ *   mgh:{r}:sites     SET   the sites with usage (at most UsageLimits.maxSites)
+ *   mgh:u:{<site>}:t  HASH  a site's usage totals: source → bytes
+ *   mgh:u:{<site>}:m:<minute> HASH a site's usage in one minute (its start, ms): source → bytes; lives historyMs
+ *   mgh:u:{<site>}:a  ZSET  a site's asset paths by the peer bytes they saved (the top USAGE_ASSETS_KEPT)
  *   mgh:bus:{<shard>} pub/sub channel of one coordinator (sharded pub/sub on a Cluster:
  *                     SPUBLISH reaches the one node the channel's slot lives on, not every node)
  *
@@ -30,9 +34,9 @@
 import { randomBytes } from 'node:crypto'
 import { Cluster, Redis } from 'ioredis'
 import calculateSlot from 'cluster-key-slot'
-import { backoffDelay, shardOfPeer } from '../../../protocol/index.js'
+import { USAGE_SOURCES, backoffDelay, shardOfPeer } from '../../../protocol/index.js'
 
-import { SALT_MS, isLiveIn, liveIn } from './store.js'
+import { SALT_MS, USAGE_ASSETS_KEPT, USAGE_MINUTE_MS, isLiveIn, liveIn, minuteOf, noUsage } from './store.js'
 
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').ShardInfo} ShardInfo */
@@ -50,6 +54,8 @@ const sentinelKey = (/** @type {string} */ tag) => `${PREFIX}e:{${tag}}`
 const busChannel = (/** @type {string} */ shard) => `${PREFIX}bus:{${shard}}`
 const reportsKey = (/** @type {string} */ subject) => `${PREFIX}r:{${subject}}`
 const quarantineKey = (/** @type {string} */ subject) => `${PREFIX}q:{${subject}}`
+const SITES = `${PREFIX}{r}:sites`
+const usageKey = (/** @type {string} */ site, /** @type {string} */ part) => `${PREFIX}u:{${site}}:${part}`
 /** peers per batch when a reaper walks a dead shard, or a shard lists its peers again */
 export const PEER_BATCH = 200
 /** the least time between two registry reads prompted by a shard this store has not heard of */
@@ -407,6 +413,54 @@ export class RedisStore {
     // The first shard to ask each day sets it; every shard reads the one that won.
     const [, salt] = await this.#exec([['set', SALT, randomBytes(16).toString('base64url'), 'PX', SALT_MS, 'NX'], ['get', SALT]])
     return String(salt)
+  }
+
+  /** @type {Store['addUsage']} */
+  async addUsage (site, at, counts, assets, { historyMs, maxSites }) {
+    const [member, sites] = await this.#exec([['sismember', SITES, site], ['scard', SITES]])
+    if (member !== 1 && sites >= maxSites) return false
+    const minute = usageKey(site, `m:${minuteOf(at)}`)
+    /** @type {Command[]} */
+    const commands = member === 1 ? [] : [['sadd', SITES, site]]
+    for (const source of USAGE_SOURCES) {
+      if (counts[source] === 0) continue
+      commands.push(['hincrby', usageKey(site, 't'), source, counts[source]], ['hincrby', minute, source, counts[source]])
+    }
+    commands.push(['pexpire', minute, historyMs])
+    for (const [path, bytes] of assets) commands.push(['zincrby', usageKey(site, 'a'), bytes, path])
+    if (assets.length > 0) commands.push(['zremrangebyrank', usageKey(site, 'a'), 0, -USAGE_ASSETS_KEPT - 1])
+    await this.#exec(commands)
+    return true
+  }
+
+  /** @type {Store['siteUsage']} */
+  async siteUsage (site, since, top) {
+    // Every minute from `since` to now (a minute ahead, for shards whose clocks run fast): one
+    // pipelined read each, all in the site's slot.
+    const now = Date.now() + USAGE_MINUTE_MS
+    const starts = []
+    for (let m = minuteOf(Math.max(since, now - 31 * 86_400_000)); m <= now; m += USAGE_MINUTE_MS) starts.push(m)
+    /** @type {Command[]} */
+    const commands = [['hgetall', usageKey(site, 't')], ['zrevrange', usageKey(site, 'a'), 0, Math.max(0, top) - 1, 'WITHSCORES'], ...starts.map((m) => /** @type {Command} */ (['hgetall', usageKey(site, `m:${m}`)]))]
+    const [total, all, ...minutes] = await this.#exec(commands)
+    // ZREVRANGE 0 -1 is every member: none wanted when top is 0.
+    const ranked = top > 0 ? all : []
+    /** @param {Record<string, string>} hash */
+    const countsOf = (hash) => Object.fromEntries(USAGE_SOURCES.map((source) => [source, Number(hash[source] ?? 0)]))
+    /** @type {[string, number][]} */
+    const assets = []
+    for (let i = 0; i < ranked.length; i += 2) assets.push([ranked[i], Number(ranked[i + 1])])
+    return {
+      total: /** @type {any} */ ({ ...noUsage(), ...countsOf(total) }),
+      minutes: starts.map((at, i) => ({ at, counts: /** @type {any} */ (countsOf(minutes[i])) })).filter((_, i) => Object.keys(minutes[i]).length > 0),
+      assets
+    }
+  }
+
+  /** @type {Store['usageSites']} */
+  async usageSites () {
+    this.roundTrips++
+    return this.redis.smembers(SITES)
   }
 
   /** @type {Store['publish']} */

@@ -82,8 +82,33 @@
  * @property {() => Promise<string>} networkSalt
  *   a random salt every shard of this store shares, replaced each day: what reporters'
  *   network prefixes are hashed with, so that no address or prefix is kept in clear
+ * @property {(site: string, at: number, counts: UsageCounts, assets: [string, number][], limits: UsageLimits) => Promise<boolean>} addUsage
+ *   add what a site's visitors reported (usage.js sums them first) to its totals, to the minute
+ *   `at` (ms) falls in, and to its assets' peer bytes; false, and nothing added, when the store
+ *   already keeps `maxSites` other sites
+ * @property {(site: string, since: number, top: number) => Promise<SiteUsage>} siteUsage
+ *   a site's usage: totals, the minutes from `since` on, and its `top` assets
+ * @property {() => Promise<string[]>} usageSites the sites with usage
  * @property {() => Promise<void>} close
+ *
+ * @typedef {Record<typeof import('../../../protocol/index.js').USAGE_SOURCES[number], number>} UsageCounts
+ *   bytes by where they came from (`peer`, `origin`, `cache`) or went (`served`)
+ * @typedef {{ historyMs: number, maxSites: number }} UsageLimits
+ *   how long per-minute figures are kept, and how many sites are counted at most
+ * @typedef {object} SiteUsage
+ * @property {UsageCounts} total since the store began counting the site
+ * @property {{ at: number, counts: UsageCounts }[]} minutes each minute (its start, ms) with reports, oldest first
+ * @property {[string, number][]} assets asset paths by the peer bytes they saved, most first
  */
+
+/** Usage is kept per minute: the start of the minute `at` falls in. */
+export const USAGE_MINUTE_MS = 60_000
+/** Asset paths kept per site (the ones that saved the most). */
+export const USAGE_ASSETS_KEPT = 1000
+/** @param {number} at ms @returns {number} */
+export const minuteOf = (at) => at - (at % USAGE_MINUTE_MS)
+/** @returns {UsageCounts} */
+export const noUsage = () => ({ peer: 0, origin: 0, cache: 0, served: 0 })
 
 /** how long a network salt lasts before the store makes a new one */
 export const SALT_MS = 86_400_000

@@ -1,0 +1,88 @@
+/**
+ * What visitors report about their asset bytes (`usage`: from peers, from the
+ * origin, from their own store, and served to peers), summed per site — the
+ * page's origin, as its socket's `Origin` header said — on this shard, and
+ * added to the store in one batch per site every `usageFlushMs`, so that every
+ * shard's `/stats`, `/usage`, `/metrics` and dashboard read the same sums.
+ *
+ * The figures are what visitors say: each count is bounded per message
+ * (message-parser.js), and a quarantined visitor's are not counted. What a
+ * flush fails to write stays pending for the next one; at most `maxUsageSites`
+ * sites, and USAGE_ASSETS_KEPT paths per site, wait at once.
+ */
+import { USAGE_SOURCES } from '../../protocol/index.js'
+import { USAGE_ASSETS_KEPT, noUsage } from './store/store.js'
+
+/** @typedef {import('./store/store.js').UsageCounts} UsageCounts */
+
+export class UsageTally {
+  /**
+   * @param {object} o
+   * @param {import('./store/store.js').Store} o.store
+   * @param {Readonly<import('./config.js').Config>} o.config
+   * @param {() => number} o.clock ms since the epoch
+   * @param {import('./metrics.js').Metrics} o.metrics
+   * @param {(err: Error, context: string) => void} o.warn
+   */
+  constructor (o) {
+    this.o = o
+    /** @type {Map<string, { counts: UsageCounts, assets: Map<string, number> }>} site → what waits for the next flush */
+    this.pending = new Map()
+    /** @type {ReturnType<typeof setInterval> | undefined} */
+    this.timer = undefined
+    /** @type {Promise<void>} the flush in progress */
+    this.flushing = Promise.resolve()
+  }
+
+  start () {
+    this.timer = setInterval(() => { this.flush() }, this.o.config.usageFlushMs)
+    this.timer.unref()
+  }
+
+  /** Stop the timer and write what is pending. */
+  async stop () {
+    clearInterval(this.timer)
+    await this.flush()
+  }
+
+  /**
+   * One visitor's report.
+   * @param {string} site the page's origin
+   * @param {Record<string, unknown>} message a validated `usage` (or counts to add back)
+   */
+  add (site, message) {
+    let p = this.pending.get(site)
+    if (!p) {
+      if (this.pending.size >= this.o.config.maxUsageSites) return
+      this.pending.set(site, (p = { counts: noUsage(), assets: new Map() }))
+    }
+    for (const source of USAGE_SOURCES) {
+      const bytes = /** @type {number} */ (message[source] ?? 0)
+      p.counts[source] += bytes
+      this.o.metrics.usageBytes[source].inc(bytes)
+    }
+    for (const [path, bytes] of /** @type {[string, number][]} */ (message.assets ?? [])) {
+      if (p.assets.has(path) || p.assets.size < USAGE_ASSETS_KEPT) p.assets.set(path, (p.assets.get(path) ?? 0) + bytes)
+    }
+  }
+
+  /** Write what is pending, one batch per site; one flush at a time. */
+  flush () {
+    this.flushing = this.flushing.then(async () => {
+      const batch = [...this.pending]
+      this.pending.clear()
+      const { store, config, clock, warn } = this.o
+      const at = clock()
+      await Promise.all(batch.map(async ([site, p]) => {
+        try {
+          await store.addUsage(site, at, p.counts, [...p.assets], { historyMs: config.usageHistoryMs, maxSites: config.maxUsageSites })
+        } catch (err) {
+          warn(/** @type {Error} */ (err), `usage of ${site} not stored; kept for the next flush`)
+          for (const [path, bytes] of p.assets) this.add(site, { assets: [[path, bytes]] })
+          this.add(site, p.counts)
+        }
+      }))
+    })
+    return this.flushing
+  }
+}
