@@ -109,7 +109,7 @@ export function startTransparent (config) {
   const hello = () => worker().then((w) => w?.postMessage({ maygh: 'hello', ttfb: navigationTtfb() }))
   // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker
   // sends the next page's first requests straight to the origin while its script loads when they did not.
-  peers.ready.then((up) => worker().then((w) => w?.postMessage({ maygh: 'peers', up })), () => {})
+  peers.ready.then((up) => worker().then((w) => w?.postMessage({ maygh: 'peers', up }))).catch(() => {})
   // A controlled page says hello at once: the worker holds its requests for peers' bytes until then.
   if (controller) hello()
   registered.then(() => {
