@@ -5,7 +5,8 @@
  * a manifest made by the CLI, served by an ordinary static server. A second
  * visitor's images come from the first through the service worker (Chromium
  * and Firefox each way); with JavaScript off every image comes from the
- * origin; with the coordinator down the page does not wait; and a silent
+ * origin; the worker leaves Range requests, other origins and other methods
+ * to the network; with the coordinator down the page does not wait; and a silent
  * peer costs the hedge deadline, after which the origin wins and the peer's
  * request is cancelled.
  */
@@ -157,6 +158,37 @@ test('JavaScript off: the page shows every image from the origin, as without may
   try {
     await v.open('/')
     await assertShown(v.tab)
+  } finally {
+    await v.close()
+  }
+})
+
+test('the worker answers a named GET from the store, and leaves Range requests, other origins and other methods to the network', { timeout: 60000 }, async () => {
+  const v = await visitor('chromium')
+  try {
+    await v.open('/about.html')
+    await v.open('/')
+    await assertShown(v.tab)
+    const path = '/img/p01.png'
+    const origin = () => site.served.get(path)?.requests ?? 0
+    const ask = (/** @type {string} */ url, /** @type {RequestInit} */ init) => v.tab.evaluate(async ([url, init]) => {
+      const res = await fetch(url, init)
+      return { status: res.status, etag: res.headers.get('etag') }
+    }, /** @type {const} */ ([url, init]))
+    let before = origin()
+    const stored = await ask(path, {})
+    assert.equal(stored.status, 200)
+    assert.equal(stored.etag, null, 'answered by the worker (the origin sends an ETag)')
+    assert.equal(origin(), before, 'from the store: no origin request')
+    for (const [what, url, init] of /** @type {[string, string, RequestInit][]} */ ([
+      ['a Range request', path, { headers: { Range: 'bytes=0-9' } }],
+      ['another origin (localhost, not 127.0.0.1)', site.url.replace('127.0.0.1', 'localhost') + path, { mode: 'no-cors' }],
+      ['a HEAD request', path, { method: 'HEAD' }]
+    ])) {
+      before = origin()
+      await ask(url, init)
+      assert.equal(origin(), before + 1, `${what} went to the origin`)
+    }
   } finally {
     await v.close()
   }
