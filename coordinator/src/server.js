@@ -117,7 +117,7 @@ export class Coordinator extends EventEmitter {
         peers: () => this.sessions.size,
         shardsLive: () => this.store.liveShards().size,
         storeUp: () => this.presence?.up === true,
-        siteUsage: async () => Promise.all((await this.store.usageSites()).map(async (site) => /** @type {[string, import('./store/store.js').UsageCounts]} */ ([site, (await this.store.siteUsage(site, Date.now(), 0)).total])))
+        siteUsage: () => this.#siteTotals()
       }
     })
     this.url = ''
@@ -292,9 +292,16 @@ export class Coordinator extends EventEmitter {
    * @returns {Promise<Record<string, import('./store/store.js').UsageCounts & { peerShare: number }>>}
    */
   async #usageTotals () {
+    return Object.fromEntries((await this.#siteTotals()).map(([site, total]) => [site, { ...total, peerShare: peerShare(total) }]))
+  }
+
+  /**
+   * Every site's usage totals, from the store.
+   * @returns {Promise<[string, import('./store/store.js').UsageCounts][]>}
+   */
+  async #siteTotals () {
     const sites = await this.store.usageSites()
-    const totals = await Promise.all(sites.map(async (site) => (await this.store.siteUsage(site, Date.now(), 0)).total))
-    return Object.fromEntries(sites.map((site, i) => [site, { ...totals[i], peerShare: peerShare(totals[i]) }]))
+    return Promise.all(sites.map(async (site) => /** @type {[string, import('./store/store.js').UsageCounts]} */ ([site, (await this.store.siteUsage(site, Date.now(), 0)).total])))
   }
 
   /**

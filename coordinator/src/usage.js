@@ -48,20 +48,31 @@ export class UsageTally {
   /**
    * One visitor's report.
    * @param {string} site the page's origin
-   * @param {Record<string, unknown>} message a validated `usage` (or counts to add back)
+   * @param {Record<string, unknown>} message a validated `usage`
    */
   add (site, message) {
+    const counts = noUsage()
+    for (const source of USAGE_SOURCES) {
+      counts[source] = /** @type {number} */ (message[source] ?? 0)
+      this.o.metrics.usageBytes[source].inc(counts[source])
+    }
+    this.#merge(site, counts, /** @type {[string, number][]} */ (message.assets ?? []))
+  }
+
+  /**
+   * Add to what waits for `site`'s next flush.
+   * @param {string} site
+   * @param {UsageCounts} counts
+   * @param {Iterable<[string, number]>} assets
+   */
+  #merge (site, counts, assets) {
     let p = this.pending.get(site)
     if (!p) {
       if (this.pending.size >= this.o.config.maxUsageSites) return
       this.pending.set(site, (p = { counts: noUsage(), assets: new Map() }))
     }
-    for (const source of USAGE_SOURCES) {
-      const bytes = /** @type {number} */ (message[source] ?? 0)
-      p.counts[source] += bytes
-      this.o.metrics.usageBytes[source].inc(bytes)
-    }
-    for (const [path, bytes] of /** @type {[string, number][]} */ (message.assets ?? [])) {
+    for (const source of USAGE_SOURCES) p.counts[source] += counts[source]
+    for (const [path, bytes] of assets) {
       if (p.assets.has(path) || p.assets.size < USAGE_ASSETS_KEPT) p.assets.set(path, (p.assets.get(path) ?? 0) + bytes)
     }
   }
@@ -78,8 +89,7 @@ export class UsageTally {
           await store.addUsage(site, at, p.counts, [...p.assets], { historyMs: config.usageHistoryMs, maxSites: config.maxUsageSites })
         } catch (err) {
           warn(/** @type {Error} */ (err), `usage of ${site} not stored; kept for the next flush`)
-          for (const [path, bytes] of p.assets) this.add(site, { assets: [[path, bytes]] })
-          this.add(site, p.counts)
+          this.#merge(site, p.counts, p.assets)
         }
       }))
     })
