@@ -94,7 +94,7 @@ export const DESCRIPTIONS = Object.freeze({
   introductionTtlMs: 'how long after a lookup introduced two peers they may send each other `connect` signals; any other `connect` gets MGH_ERR_NOT_INTRODUCED',
   introductionSignalBytes: 'signal bytes one peer may send another per introduction (an offer or answer is 1-3 KB, an ICE candidate 0.2 KB); more get MGH_ERR_SIGNAL_BUDGET',
   maxIntroductions: 'introductions kept per peer (the oldest go first)',
-  reportThreshold: 'distinct visitors that must report a peer (bad bytes, a false miss, no channel, a stall) within reportWindowMs before it is quarantined',
+  reportThreshold: 'distinct visitors that must report a peer for bad bytes or a false miss within reportWindowMs before it is quarantined (reports of a channel that never opened or stalled do not count: they may be the reporter\'s network\'s fault)',
   reportWindowMs: 'how far back reports of a peer count',
   quarantineMs: 'how long a quarantined visitor is not handed out and its announcements are ignored (it survives reconnecting under a new peer id)',
   pairWithinNetwork: 'hand a visitor out only to visitors of its own network (its /24 or /48, judged from the socket and kept only as a salted hash), so that peers learn the addresses of their own network\'s visitors only; less sharing across networks',

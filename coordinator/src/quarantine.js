@@ -1,7 +1,10 @@
 /**
- * Lying and dead-weight peers: receivers `report` a peer that sent bytes
- * failing SHA-256, said `miss` for an asset it announced, never opened a
- * channel or stalled. A report counts only about a peer a lookup introduced to
+ * Lying peers: receivers `report` a peer that sent bytes failing SHA-256,
+ * said `miss` for an asset it announced, never opened a channel or stalled.
+ * Only reports that blame the peer count toward quarantine (bad bytes, a
+ * false miss: policy/report-rule.js); a channel that never opened or stalled
+ * may be the reporter's network's fault, so those are only counted in the
+ * metrics. A report counts only about a peer a lookup introduced to
  * the reporter (the handler checks), once per reporting visitor; when
  * `reportThreshold` distinct visitors have reported one within
  * `reportWindowMs`, that visitor is quarantined for `quarantineMs`: its
@@ -18,6 +21,7 @@
  */
 import { createHash } from 'node:crypto'
 import { PEER_ID_PATTERN, REPORT_REASONS, isSri, shardOfPeer } from '../../protocol/index.js'
+import { blames } from './policy/report-rule.js'
 
 /**
  * @param {string} kind 'visitor' (the token's), 'key' (the browser's) or 'peer'
@@ -77,6 +81,7 @@ export class Quarantine {
    */
   async accuse (peer, reporter, reason, hash) {
     this.metrics.countReport(reason)
+    if (!blames(reason)) return
     const shard = shardOfPeer(peer)
     if (shard === this.shard) return this.judge(peer, reporter, reason, hash)
     await this.store.publish(shard, { report: peer, by: reporter, reason, hash })
@@ -95,8 +100,8 @@ export class Quarantine {
   }
 
   /**
-   * Count the report against the peer's visitor; quarantine it at the
-   * threshold. A peer that has withdrawn (not serving, or no longer listing
+   * Count the report against the peer's visitor, if it blames the peer;
+   * quarantine it at the threshold. A peer that has withdrawn (not serving, or no longer listing
    * the asset it said `miss` for) is not lying by refusing: it was handed out
    * before it said so, and no lookup names it now. Bad bytes always count.
    * @param {string} peer on this shard
@@ -106,7 +111,7 @@ export class Quarantine {
    */
   async judge (peer, reporter, reason, hash) {
     const session = this.sessions.get(peer)
-    if (session === undefined || session.quarantined || reporter === session.subject) return
+    if (!blames(reason) || session === undefined || session.quarantined || reporter === session.subject) return
     if (reason !== 'hash_mismatch' && (!session.serving || (reason === 'miss' && !session.assets.has(hash)))) return
     const reporters = await this.store.report(session.subject, reporter, Date.now(), this.config.reportWindowMs)
     if (reporters < this.config.reportThreshold) return

@@ -85,6 +85,35 @@ test('reports by distinct visitors a lookup introduced quarantine a peer, across
   }
 })
 
+test('a channel that never opened or stalled is no proof of a lie: such reports from any number of visitors quarantine nobody', async () => {
+  const coordinator = await startCoordinator({ port: 0, stunPort: 0, reportThreshold: 2, ...WITH_TOKENS })
+  const clients = []
+  try {
+    const holder = await peer(coordinator.url, [h('x')], 'holder')
+    const askers = await Promise.all(['a1', 'a2', 'a3', 'a4'].map((name) => peer(coordinator.url, [], name)))
+    clients.push(holder, ...askers)
+    // Visitors behind a NAT that cannot be traversed fail with every peer they try, and say so.
+    for (const [i, asker] of askers.entries()) {
+      assert.deepEqual((await asker.client.request({ type: 'lookup', hash: h('x') })).peers, [holder.id])
+      const reply = await asker.client.request({ type: 'report', peer: holder.id, hash: h('x'), reason: i % 2 ? 'stall' : 'no_channel' })
+      assert.equal(reply.type, 'reported')
+    }
+    const session = /** @type {import('../src/session.js').Session} */ (coordinator.sessions.get(holder.id))
+    assert.equal(session.quarantined, false)
+    assert.deepEqual((await askers[0].client.request({ type: 'lookup', hash: h('x') })).peers, [holder.id], 'still handed out')
+    const metrics = await (await fetch(`${coordinator.httpUrl}/metrics`)).text()
+    assert.match(metrics, /maygh_reports_total\{reason="no_channel"\} 2\n/)
+    assert.match(metrics, /maygh_reports_total\{reason="stall"\} 2\n/)
+    assert.match(metrics, /maygh_quarantines_total 0\n/)
+    // Two visitors that got bad bytes from it are enough.
+    for (const asker of askers.slice(0, 2)) await asker.client.request({ type: 'report', peer: holder.id, hash: h('x'), reason: 'hash_mismatch' })
+    assert.equal(session.quarantined, true)
+  } finally {
+    await Promise.all(clients.map((c) => c.client.close()))
+    await coordinator.close()
+  }
+})
+
 test('without tokens, reporters count by network: identities made at will on one network count once; the browser key carries the quarantine', async () => {
   const coordinator = await startCoordinator({ port: 0, stunPort: 0, reportThreshold: 2 })
   const clients = []
@@ -116,7 +145,7 @@ test('without tokens, reporters count by network: identities made at will on one
     const reporter = await TestClient.open(strict.url)
     await reporter.join()
     await reporter.request({ type: 'lookup', hash: h('x') })
-    await reporter.request({ type: 'report', peer: id, hash: h('x'), reason: 'stall' })
+    await reporter.request({ type: 'report', peer: id, hash: h('x'), reason: 'miss' })
     assert.deepEqual((await reporter.request({ type: 'lookup', hash: h('x') })).peers, [])
     const gone = peerRemoved(strict, id)
     await liar.close()
