@@ -21,8 +21,9 @@ import { matches } from '../../protocol/index.js'
 
 export class Cache {
   /**
-   * @param {{ quotaBytes: number, onChange?: ChangeListener, onCorrupt?: (hash: string) => void, dbName?: string, now?: () => number }} options
-   *   `now`: the clock that orders recency, ms since the epoch (stored, so it must outlive the page; default Date.now)
+   * @param {{ quotaBytes: number, onChange?: ChangeListener, onCorrupt?: (hash: string) => void, dbName?: string, now?: () => number, indexedDB?: IDBFactory }} options
+   *   `now`: the clock that orders recency, ms since the epoch (stored, so it must outlive the page; default Date.now);
+   *   `indexedDB`: the page's, by default
    */
   constructor (options) {
     this.options = options
@@ -37,7 +38,7 @@ export class Cache {
   /** Open the database and read the index. Without IndexedDB the cache stays empty. */
   async open () {
     try {
-      const open = indexedDB.open(this.options.dbName ?? 'maygh', 1)
+      const open = (this.options.indexedDB ?? indexedDB).open(this.options.dbName ?? 'maygh', 1)
       open.onupgradeneeded = () => {
         for (const name of ['meta', 'data']) open.result.createObjectStore(name, { keyPath: 'hash' })
       }

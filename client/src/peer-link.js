@@ -19,6 +19,7 @@ export class PeerLink {
    * @param {string} options.cid connection id (chosen by the offerer)
    * @param {boolean} options.initiator whether we make the offer
    * @param {RTCIceServer[]} options.iceServers
+   * @param {typeof RTCPeerConnection} [options.RTCPeerConnection] the page's, by default
    * @param {(signal: Signal) => void} options.signal sends a signal to the peer
    * @param {number} options.timeoutMs the channel must open within this
    * @param {(err: Error) => void} [options.onClose]
@@ -32,7 +33,7 @@ export class PeerLink {
     this.closed = false
     /** whether the channel has opened */
     this.up = false
-    const pc = this.pc = new RTCPeerConnection({ iceServers: options.iceServers })
+    const pc = this.pc = new (options.RTCPeerConnection ?? RTCPeerConnection)({ iceServers: options.iceServers })
     /** @type {Promise<RTCDataChannel>} */
     this.opened = new Promise((resolve, reject) => {
       this.resolveOpen = resolve

@@ -23,6 +23,7 @@ export class PeerPool {
    * @param {object} options
    * @param {import('./signaling.js').Signaling} options.signaling
    * @param {{ connectTimeoutMs: number, stallMs: number }} options.config
+   * @param {typeof RTCPeerConnection} [options.RTCPeerConnection] the page's, by default
    * @param {import('./transfer.js').TransferOptions['serve']} options.serve
    * @param {(peer: string, hash: string, bytes: number) => void} options.onServed
    * @param {() => boolean} [options.serving] whether to answer offers (no: receive-only)
@@ -98,6 +99,7 @@ export class PeerPool {
       cid,
       initiator,
       iceServers: signaling.iceServers,
+      RTCPeerConnection: this.options.RTCPeerConnection,
       timeoutMs: config.connectTimeoutMs,
       signal: (signal) => {
         if (signal.sdp?.type === 'offer') {

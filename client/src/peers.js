@@ -4,7 +4,10 @@
  * coordinator's list of our holdings current, the visitor's uplink settings,
  * and the `window.Maygh` API over them. Where the assets live is the
  * caller's: the page's own store (marked-element mode) or the service
- * worker's (transparent mode), given as `holdings` and `read`.
+ * worker's (transparent mode), given as `holdings` and `read`. The platform
+ * (WebSocket, WebRTC, storage, page events) is the page's globals, or what a
+ * host hands in as `env`: the crowd replay (swarm/) runs this same code in
+ * Node peers.
  */
 import { coordinatorUrls } from './config.js'
 import { Stats } from './stats.js'
@@ -16,24 +19,30 @@ import { Uplink } from './uplink.js'
 import { UsageReport } from './usage-report.js'
 
 /**
+ * Where the page's platform comes from: a browser page's globals by default.
+ * @typedef {{ WebSocket?: typeof WebSocket, RTCPeerConnection?: typeof RTCPeerConnection, localStorage?: Storage, sessionStorage?: Storage, navigator?: Navigator & { connection?: any }, addEventListener?: Function, document?: Document }} PageEnv
+ */
+
+/**
  * @param {Readonly<typeof import('./config.js').DEFAULTS>} config
  * @param {object} store
  * @param {() => string[]} store.holdings held hashes, most recently used first
  * @param {(hash: string) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string } | null>} store.read verified bytes to serve
  * @param {Promise<unknown>} store.opened resolves once `holdings` is known
+ * @param {PageEnv} [env]
  */
-export function startPeers (config, store) {
+export function startPeers (config, store, env = globalThis) {
   const stats = new Stats()
   // Peers need WebRTC and a coordinator; verification (and so storing and sharing) needs WebCrypto, i.e. a secure context.
   const urls = coordinatorUrls(config.coordinator)
-  const why = !urls.length ? 'no data-coordinator' : !globalThis.RTCPeerConnection ? 'no WebRTC' : !globalThis.crypto?.subtle ? 'not a secure context (HTTPS)' : ''
+  const why = !urls.length ? 'no data-coordinator' : !env.RTCPeerConnection ? 'no WebRTC' : !globalThis.crypto?.subtle ? 'not a secure context (HTTPS)' : ''
   // Whether this visitor shares: the site's mode, the visitor's choice, Save-Data, its upload budget.
-  const uplink = new Uplink(config)
+  const uplink = new Uplink(config, env)
   const serving = () => uplink.serving()
   /** what this visitor lists as held: nothing while it does not serve */
   const listed = () => serving() ? store.holdings() : []
 
-  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(), backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed })
+  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(env.localStorage), WebSocket: env.WebSocket, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed })
   /**
    * Resolves true once joined; false at once when there is nothing to join, when
    * refused or when every coordinator is unreachable (loads do not wait), and
@@ -58,6 +67,8 @@ export function startPeers (config, store) {
   let pool = null
   /** @type {PeerFetch | null} */
   let fetcher = null
+  /** @type {UsageReport | null} */
+  let usage = null
   if (signaling) {
     const a = announcer = new Announcer({ signaling, holdings: listed, serving, delayMs: config.announceDelayMs })
     signaling.on('welcome', (/** @type {{ have: string[], url: string }} */ w) => {
@@ -68,6 +79,7 @@ export function startPeers (config, store) {
     const p = pool = new PeerPool({
       signaling,
       config,
+      RTCPeerConnection: env.RTCPeerConnection,
       serving,
       // Checked per request: a peer still asking after we stopped serving gets `miss`.
       serve: async (hash) => serving() ? store.read(hash) : null,
@@ -77,7 +89,7 @@ export function startPeers (config, store) {
       }
     })
     fetcher = new PeerFetch({ signaling, pool, stats, ready, config })
-    if (config.usageMs > 0) new UsageReport({ signaling, stats, intervalMs: config.usageMs }) // eslint-disable-line no-new
+    if (config.usageMs > 0) usage = new UsageReport({ signaling, stats, intervalMs: config.usageMs, env })
     // Off: leave the coordinator (which lists nothing of ours from then on) and every peer.
     // Otherwise withdraw or announce at once, joining first if we had left.
     uplink.on('change', (/** @type {string} */ mode) => {
@@ -125,6 +137,12 @@ export function startPeers (config, store) {
     /** Resolves once the coordinator has acknowledged our latest holdings. */
     async synced () {
       while (!(announcer?.synced() ?? true)) await announcer?.settled()
+    },
+    /** The page goes away (what a browser does as it unloads one): last report, then leave the coordinator and every peer. */
+    close () {
+      usage?.send()
+      signaling?.stop()
+      pool?.drop()
     }
   }
 }
@@ -133,12 +151,13 @@ export function startPeers (config, store) {
  * This browser's visitor key, kept in localStorage across visits: the
  * coordinator ties reports and quarantine to it when the site issues no
  * tokens. None when storage is off (then only this connection is remembered).
+ * @param {Storage | undefined} localStorage
  * @returns {string | undefined}
  */
-function visitorKey () {
+function visitorKey (localStorage) {
   try {
-    let key = localStorage.getItem('maygh-visitor')
-    if (!key) localStorage.setItem('maygh-visitor', (key = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('')))
+    let key = /** @type {Storage} */ (localStorage).getItem('maygh-visitor')
+    if (!key) /** @type {Storage} */ (localStorage).setItem('maygh-visitor', (key = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('')))
     return key
   } catch {}
 }

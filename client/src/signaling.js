@@ -52,10 +52,11 @@ const coded = (msg) => Object.assign(new Error(msg.message), { code: msg.code })
 
 export class Signaling extends Emitter {
   /**
-   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], random?: () => number }} options
+   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], random?: () => number, WebSocket?: typeof WebSocket }} options
    *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always);
    *   `token`: the join token the site gave the page (`data-token`), if it uses them;
-   *   `visitor`: the key this browser keeps across visits (what quarantine remembers without tokens)
+   *   `visitor`: the key this browser keeps across visits (what quarantine remembers without tokens);
+   *   `WebSocket`: the page's, by default
    */
   constructor (options) {
     super()
@@ -143,7 +144,7 @@ export class Signaling extends Emitter {
     this.url = url
     let ws
     try {
-      ws = this.ws = new WebSocket(url)
+      ws = this.ws = new (this.options.WebSocket ?? WebSocket)(url)
     } catch {
       // not a usable URL (WebSocket throws SyntaxError): never again, unless it is all we have
       this.barred.set(url, Infinity)

@@ -1,0 +1,68 @@
+/**
+ * The crowd's Node visitor (node-visitor.js) runs the client's own page-side
+ * code over @roamhq/wrtc: a first page view loads from the origin and is
+ * adopted (stored, announced); a later visitor's page takes those assets from
+ * it over a data channel, verified; a visitor behind a NAT that cannot be
+ * traversed falls back to the origin and quarantines nobody. Real coordinator,
+ * real WebRTC, a static origin that counts what it serves.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startCoordinator } from '../../coordinator/src/server.js'
+import { buildManifest } from '../../client/manifest.js'
+import { startStaticSite } from '../../test/support/static-site.js'
+import { NodeVisitor, installSite } from '../src/node-visitor.js'
+
+const IMAGES = ['/a.png', '/b.png', '/c.png', '/d.png']
+
+test('Node visitors share through the client\'s own code: first view adopted, second visitor served by peers, an untraversable one by the origin', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'maygh-node-visitor-'))
+  for (const path of IMAGES) writeFileSync(join(dir, path), randomBytes(60_000))
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>page</title>')
+  writeFileSync(join(dir, 'maygh-manifest.json'), JSON.stringify(await buildManifest(dir)))
+  const site = await startStaticSite(dir)
+  const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
+  installSite(site.url)
+  // The origin is on loopback, as near as a peer: a wide hedge lets the peers answer first (mechanics, not savings).
+  const data = { coordinator: coordinator.url, hedgeMinMs: '5000', hedgeMaxMs: '5000', usageMs: '0' }
+  const visitors = /** @type {NodeVisitor[]} */ ([])
+  const visitor = (/** @type {string} */ name, extra = {}) => {
+    const v = new NodeVisitor({ site: site.url, name, data, ...extra })
+    visitors.push(v)
+    return v
+  }
+  const assets = IMAGES.map((url) => ({ url, media: false }))
+  t.after(async () => {
+    await Promise.all(visitors.map((v) => v.close()))
+    await coordinator.close()
+    await site.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const first = visitor('first')
+  const seeded = await first.view('/index.html', assets)
+  assert.equal(seeded.first, true)
+  assert.deepEqual(seeded.assets.map((a) => a.source), ['origin', 'origin', 'origin', 'origin'])
+  await first.synced()
+  assert.equal(first.cache.hashes().length, 4, 'the first view is adopted into the store')
+
+  const second = visitor('second')
+  assert.equal((await second.view('/index.html', [])).first, true)
+  const shared = await second.view('/index.html', assets)
+  assert.equal(shared.first, false)
+  assert.deepEqual(shared.assets.map((a) => a.source), ['peer', 'peer', 'peer', 'peer'])
+  for (const path of IMAGES) assert.equal(site.served.get(path)?.requests, 1, `${path} left the origin once`)
+  assert.equal(second.page?.stats.counts.peer.bytes, 4 * 60_000)
+
+  // Behind a NAT nobody can reach: every image from the origin, and the holders it tried stay listed.
+  const stuck = visitor('stuck', { untraversable: true })
+  await stuck.view('/index.html', [])
+  const alone = await stuck.view('/index.html', assets)
+  assert.deepEqual(alone.assets.map((a) => a.source), ['origin', 'origin', 'origin', 'origin'])
+  assert.ok((stuck.page?.stats.counts.errors.MGH_ERR_CONNECT_TIMEOUT ?? 0) + (stuck.page?.stats.counts.errors.MGH_ERR_CONNECT_FAILED ?? 0) > 0, JSON.stringify(stuck.page?.stats.counts.errors))
+  for (const s of coordinator.sessions.values()) assert.equal(s.quarantined, false)
+})
