@@ -42,7 +42,7 @@ const defaults = {
    */
   hedgeMinMs: 100,
   hedgeMaxMs: 1500,
-  /** how often the page reports its asset bytes to the coordinator (`data-usage-ms`; 0 = never), and once more when hidden */
+  /** the longest counted asset bytes wait for a report while more keep coming (`data-usage-ms`; 0 = never); reports also go 1 s after the last byte, and when hidden or left */
   usageMs: 10000,
   /** holdings changes within this window go out as one `update` */
   announceDelayMs: 50,

@@ -1,43 +1,125 @@
 /**
  * The page's byte reports to the coordinator (`usage`), which sums them per
- * site for its `/stats`, `/metrics` and dashboard: every `usageMs`, and once
- * more when the page is hidden, the asset bytes it got from peers, from the
- * origin and from its own store and the bytes it served since its last
- * report, with the peer bytes per asset path (the largest first, at most
- * LIMITS.maxUsageAssets; the rest wait for the next report). Nothing is sent
- * while nothing is new; what cannot be sent (not joined) waits.
+ * site for its `/stats`, `/metrics` and dashboard: the asset bytes it got
+ * from peers, from the origin and from its own store and the bytes it served
+ * since its last report, with the peer bytes per asset path (in messages of
+ * at most LIMITS.maxUsageAssets paths).
+ *
+ * When: SETTLE_MS after the last byte counted (a page's loads come in a
+ * burst; one left a second after its last load has reported it), at the
+ * latest `intervalMs` (`data-usage-ms`) after the first unreported byte while
+ * more keep coming (so at most one report per SETTLE_MS), and at once when the
+ * page is hidden or shown (`visibilitychange`), goes away (`pagehide`, or
+ * the host's `send()`) or joins a coordinator (`welcome`). Nothing is sent
+ * while nothing is new.
+ *
+ * What cannot be sent (not joined yet, or the socket already closed: Firefox
+ * closes a page's WebSocket as it starts to navigate away, before `pagehide`)
+ * waits in localStorage (STASH_KEY), where the next report of any page of the
+ * site takes it: the visitor's next page reports what the last one could
+ * not. Without storage it waits in memory for this page's next report.
+ * (Storage is no lock: two tabs of a site taking the same entry at the same
+ * instant would both send it; one page leaving while another starts is fine.)
  */
 import { LIMITS, USAGE_SOURCES } from '../../protocol/index.js'
+
+/** how long after the last counted byte a report goes out */
+export const SETTLE_MS = 1000
+/** localStorage key of the counts a page could not send */
+export const STASH_KEY = 'maygh-usage'
+
+/** @returns {Record<string, number>} nothing counted yet, by source */
+const zero = () => Object.fromEntries(USAGE_SOURCES.map((s) => [s, 0]))
+
+/**
+ * Where the page's events and storage come from: a browser page's globals by
+ * default; a host running the page code elsewhere (Node peers) gives what it has.
+ * @typedef {{ addEventListener?: Function, location?: { href: string }, localStorage?: Storage }} UsageEnv
+ */
 
 export class UsageReport {
   /**
    * @param {object} o
-   * @param {{ send: (msg: object) => boolean }} o.signaling
+   * @param {{ send: (msg: object) => boolean, on?: (type: string, fn: Function) => unknown }} o.signaling
+   *   (`welcome`, on each join: what waits goes then)
    * @param {import('./stats.js').Stats} o.stats
-   * @param {number} o.intervalMs
+   * @param {number} o.intervalMs the longest a counted byte waits while more keep coming
+   * @param {UsageEnv} [o.env] each optional: `addEventListener` (`visibilitychange`,
+   *   `pagehide`); `location` (resolves relative asset URLs: absolute ones need none);
+   *   `localStorage` (what could not be sent). Without any, reports go on settling,
+   *   on `welcome` and on `send()`.
    */
-  constructor ({ signaling, stats, intervalMs }) {
+  constructor ({ signaling, stats, intervalMs, env = globalThis }) {
     this.signaling = signaling
-    /** @type {Record<string, number>} bytes by source since the last report */
-    this.counts = Object.fromEntries(USAGE_SOURCES.map((s) => [s, 0]))
+    this.intervalMs = intervalMs
+    this.env = env
+    /** bytes by source since the last report */
+    this.counts = zero()
     /** @type {Map<string, number>} asset path → peer bytes since the last report */
     this.assets = new Map()
     stats.on('load', (/** @type {{ url: string, source: string, bytes: number }} */ e) => {
-      this.counts[e.source] += e.bytes
-      const path = new URL(e.url, location.href).pathname
-      if (e.source === 'peer' && path.length <= LIMITS.maxUsagePath) this.assets.set(path, (this.assets.get(path) ?? 0) + e.bytes)
+      // Without a location, a path-only URL still has its path.
+      const path = e.source === 'peer' && new URL(e.url, env.location?.href ?? 'x:/').pathname
+      this.add({ [e.source]: e.bytes }, path && path.length <= LIMITS.maxUsagePath ? [[path, e.bytes]] : [])
     })
-    stats.on('serve', (/** @type {{ bytes: number }} */ e) => { this.counts.served += e.bytes })
-    setInterval(() => this.send(), intervalMs)
-    addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') this.send() })
+    stats.on('serve', (/** @type {{ bytes: number }} */ e) => this.add({ served: e.bytes }))
+    signaling.on?.('welcome', () => this.send())
+    // Hidden or going away (also when shown again: no harm, and nothing when nothing is new).
+    for (const type of ['pagehide', 'visibilitychange']) env.addEventListener?.(type, () => this.send())
+    // Taken now, not when this page goes: its storage may be gone by then (a closing Firefox context).
+    this.take()
   }
 
-  /** Send what is new, if anything. */
+  /**
+   * Count bytes, and report them SETTLE_MS after the last count, intervalMs after the first at the latest.
+   * @param {Record<string, number>} counts
+   * @param {Iterable<[string, number]>} [assets]
+   */
+  add (counts, assets = []) {
+    for (const s of USAGE_SOURCES) this.counts[s] += +counts[s] || 0
+    for (const [path, bytes] of assets) this.assets.set(path, (this.assets.get(path) ?? 0) + bytes)
+    clearTimeout(this.settle)
+    this.settle = setTimeout(() => this.send(), SETTLE_MS)
+    this.deadline ??= setTimeout(() => this.send(), this.intervalMs)
+  }
+
+  /**
+   * Report now what is new, with what earlier pages could not send. What
+   * cannot be sent waits for the next report: in storage, where any page of
+   * the site takes it, else in memory. Runs on its own; a host whose page
+   * goes away calls it then.
+   */
   send () {
-    const assets = [...this.assets].sort((a, b) => b[1] - a[1]).slice(0, LIMITS.maxUsageAssets)
-    if (!assets.length && USAGE_SOURCES.every((s) => this.counts[s] === 0)) return
-    if (!this.signaling.send({ type: 'usage', ...this.counts, assets })) return
-    for (const s of USAGE_SOURCES) this.counts[s] = 0
-    for (const [path] of assets) this.assets.delete(path)
+    this.take()
+    clearTimeout(this.settle)
+    clearTimeout(this.deadline)
+    this.deadline = undefined
+    for (;;) {
+      const assets = [...this.assets].slice(0, LIMITS.maxUsageAssets)
+      if (!assets.length && USAGE_SOURCES.every((s) => this.counts[s] === 0)) return
+      if (!this.signaling.send({ type: 'usage', ...this.counts, assets })) break
+      this.counts = zero()
+      for (const [path] of assets) this.assets.delete(path)
+    }
+    this.storage((s) => {
+      s.setItem(STASH_KEY, JSON.stringify({ ...this.counts, assets: [...this.assets] }))
+      this.counts = zero()
+      this.assets.clear()
+    })
+  }
+
+  /** Add what an earlier page (or this one) could not send, taking it from storage. */
+  take () {
+    this.storage((s) => {
+      const stash = s.getItem(STASH_KEY)
+      s.removeItem(STASH_KEY)
+      const unsent = JSON.parse(/** @type {string} */ (stash))
+      this.add(unsent, unsent.assets)
+    })
+  }
+
+  /** @param {(s: Storage) => void} fn run with the page's storage; not at all without, nor past a failure */
+  storage (fn) {
+    try { fn(/** @type {Storage} */ (this.env.localStorage)) } catch {}
   }
 }

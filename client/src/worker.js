@@ -177,8 +177,9 @@ sw.addEventListener('message', (event) => {
       p.said = true
       for (const msg of p.held.splice(0)) source.postMessage(msg)
       for (const w of p.waiters.splice(0)) w()
-      // Forget pages that have gone.
-      sw.clients.matchAll({ type: 'window' }).then((all) => { for (const id of pages.keys()) if (!all.some((c) => c.id === id)) pages.delete(id) })
+      // Forget pages that have gone. Uncontrolled ones too: a first view says hello before
+      // clients.claim() has made it ours, and forgetting it would hold its stats for good.
+      sw.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((all) => { for (const id of pages.keys()) if (!all.some((c) => c.id === id)) pages.delete(id) })
     }
     clock.observe(m.ttfb)
     event.waitUntil(cacheReady.then(() => source?.postMessage({ maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
