@@ -1,9 +1,12 @@
 /**
- * A distant origin for benchmarks: an HTTP proxy in front of a local site that
- * adds a round-trip delay to every response (two on a connection's first
- * request, for the TCP handshake) and sends each body no faster than a given
- * rate (per response, which over HTTP/1.1 is per connection). netem is not
+ * A distant origin for benchmarks: the delay rules of a link to a faraway
+ * server (`DistantLink`: a round trip before each response's head, two on a
+ * connection's first request for the TCP handshake, then the body no faster
+ * than a given rate per response, which over HTTP/1.1 is per connection),
+ * and an HTTP proxy that puts them in front of a local site. netem is not
  * available here (shared/TEST-ENV.md), so the delay is emulated in process.
+ * The crowd's replay origin (swarm/src/replay-site.js) applies the same link
+ * to its own responses, so that what it counts is what left it.
  * HTML bodies can be rewritten on the way (`html`, given the body and the
  * request's URL), so one site serves pages with and without the client.
  */
@@ -14,6 +17,77 @@ import { setTimeout as sleep } from 'node:timers/promises'
 const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection'])
 /** Bytes sent per write while pacing. */
 const CHUNK = 8192
+/** Bytes per write when not pacing. */
+const UNPACED_CHUNK = 64 * 1024
+
+/** The delay rules of one distant link (see above). */
+export class DistantLink {
+  /** @param {{ rttMs: number, mbps: number }} o `mbps` Infinity: no pacing */
+  constructor ({ rttMs, mbps }) {
+    this.rttMs = rttMs
+    this.bytesPerMs = mbps * 1e6 / 8 / 1000
+    /** @type {WeakSet<import('node:net').Socket>} connections past their first request (their handshake) */
+    this.warm = new WeakSet()
+  }
+
+  /**
+   * Resolves when a response to this request may start: a round trip later, two on a new connection.
+   * @param {import('node:http').IncomingMessage} req
+   */
+  arrive (req) {
+    const handshake = this.warm.has(req.socket) ? 0 : this.rttMs
+    this.warm.add(req.socket)
+    return sleep(handshake + this.rttMs)
+  }
+
+  /**
+   * Write `body` and end the response, no faster than the link's rate,
+   * calling `count` with each chunk's length once the socket has taken it
+   * (its write callback). Stops early when the client goes away: what was
+   * still in Node's buffers then is not counted; what the kernel had taken
+   * is (paced, about one chunk; unpaced on loopback, up to the socket's send
+   * buffer, 4 MiB here).
+   * @param {import('node:http').ServerResponse} res headers already sent or set
+   * @param {Uint8Array} body
+   * @param {(bytes: number) => void} [count]
+   * @returns {Promise<boolean>} whether the whole body went out
+   */
+  async send (res, body, count = () => {}) {
+    const paced = Number.isFinite(this.bytesPerMs)
+    const step = paced ? CHUNK : UNPACED_CHUNK
+    const start = performance.now()
+    for (let at = 0; at < body.length; at += step) {
+      const chunk = body.subarray(at, at + step)
+      const wait = paced ? start + (at + chunk.length) / this.bytesPerMs - performance.now() : 0
+      if (wait > 1) await sleep(wait)
+      if (res.destroyed) return false
+      const more = res.write(chunk, (err) => { if (!err) count(chunk.length) })
+      if (!more) await drained(res)
+    }
+    if (res.destroyed) return false
+    return new Promise((resolve) => {
+      res.once('close', () => resolve(res.writableFinished))
+      res.end()
+    })
+  }
+}
+
+/**
+ * Resolves when `res` can take more, or has closed.
+ * @param {import('node:http').ServerResponse} res
+ * @returns {Promise<void>}
+ */
+function drained (res) {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.on('drain', done)
+    res.on('close', done)
+  })
+}
 
 /**
  * @param {object} o
@@ -24,9 +98,7 @@ const CHUNK = 8192
  *   set `html` to rewrite the site's HTML responses
  */
 export async function startSlowOrigin ({ target, rttMs, mbps }) {
-  const bytesPerMs = mbps * 1e6 / 8 / 1000
-  /** @type {WeakSet<import('node:net').Socket>} */
-  const used = new WeakSet()
+  const link = new DistantLink({ rttMs, mbps })
   const proxy = {
     url: '',
     /** @type {((html: string, url: URL) => string) | null} */
@@ -37,15 +109,13 @@ export async function startSlowOrigin ({ target, rttMs, mbps }) {
     })
   }
   const server = createServer(async (req, res) => {
-    const handshake = used.has(req.socket) ? 0 : rttMs
-    used.add(req.socket)
     try {
       /** @type {Record<string, string>} */
       const headers = {}
       for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && typeof v === 'string') headers[k] = v
       const [upstream] = await Promise.all([
         fetch(target + req.url, { method: req.method, headers, redirect: 'manual' }),
-        sleep(handshake + rttMs)
+        link.arrive(req)
       ])
       /** @type {Buffer} */
       let body = Buffer.from(await upstream.arrayBuffer())
@@ -54,16 +124,7 @@ export async function startSlowOrigin ({ target, rttMs, mbps }) {
       const out = Object.fromEntries([...upstream.headers].filter(([k]) => k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding'))
       res.writeHead(upstream.status, upstream.status === 304 || upstream.status === 204 ? out : { ...out, 'content-length': body.length })
       if (req.method === 'HEAD' || upstream.status === 304 || upstream.status === 204) return res.end()
-      const start = performance.now()
-      for (let sent = 0; sent < body.length; sent += CHUNK) {
-        const chunk = body.subarray(sent, sent + CHUNK)
-        const due = start + (sent + chunk.length) / bytesPerMs
-        const wait = due - performance.now()
-        if (wait > 1) await sleep(wait)
-        if (res.destroyed) return
-        res.write(chunk)
-      }
-      res.end()
+      await link.send(res, body)
     } catch {
       if (!res.headersSent) res.writeHead(502)
       res.end()

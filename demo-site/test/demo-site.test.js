@@ -5,12 +5,12 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
-import { inflateSync, crc32 } from 'node:zlib'
 import { buildCatalog } from '../src/catalog.js'
 import { ERRORS } from '../../protocol/index.js'
 import { sriHash as sha } from '../../client/manifest.js'
 import { DEFAULT_PUBLIC_DIR, generateAssets } from '../src/images.js'
 import { startDemoSite } from '../src/server.js'
+import { checkPng } from '../../test/support/image-checks.js'
 
 /** @type {Awaited<ReturnType<typeof startDemoSite>>} */
 let site
@@ -47,32 +47,6 @@ function raw (method, path, headers = {}) {
   })
 }
 
-/**
- * Check a PNG's structure: signature, chunk CRCs, IHDR, and that IDAT inflates to the raw size.
- * @param {Buffer} png
- * @returns {{ width: number, height: number }}
- */
-function checkPng (png) {
-  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
-  const chunks = []
-  for (let at = 8; at < png.length;) {
-    const length = png.readUInt32BE(at)
-    const type = png.toString('ascii', at + 4, at + 8)
-    assert.equal(png.readUInt32BE(at + 8 + length), crc32(png.subarray(at + 4, at + 8 + length)) >>> 0, `${type} CRC`)
-    chunks.push({ type, data: png.subarray(at + 8, at + 8 + length) })
-    at += 12 + length
-  }
-  assert.equal(chunks[0].type, 'IHDR')
-  assert.equal(chunks.at(-1)?.type, 'IEND')
-  const ihdr = chunks[0].data
-  const width = ihdr.readUInt32BE(0)
-  const height = ihdr.readUInt32BE(4)
-  assert.deepEqual([...ihdr.subarray(8)], [8, 2, 0, 0, 0], '8-bit RGB, no interlace')
-  const pixels = inflateSync(Buffer.concat(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)))
-  assert.equal(pixels.length, height * (1 + width * 3))
-  return { width, height }
-}
-
 test('images are reproducible: a fresh generation equals the served files byte for byte', async () => {
   const fresh = await generateAssets()
   const manifest = await (await fetch(`${site.url}/maygh-manifest.json`)).json()
@@ -92,7 +66,7 @@ test('at least 30 valid PNG product images of 10–300 KB, about 3–4 MB in all
   for (const product of catalog) {
     const png = await readFile(join(DEFAULT_PUBLIC_DIR, product.path))
     assert.ok(png.length >= 10 * 1024 && png.length <= 300 * 1024, `${product.path}: ${png.length} bytes`)
-    assert.deepEqual(checkPng(png), { width: product.width, height: product.height }, product.path)
+    assert.deepEqual(checkPng(png), { width: product.width, height: product.height, colorType: 2 }, product.path)
     total += png.length
   }
   assert.ok(total >= 3e6 && total <= 4.2e6, `${total} bytes in all`)

@@ -31,16 +31,13 @@ import { startPeers } from '../../client/src/peers.js'
 import { matches } from '../../protocol/index.js'
 
 /**
- * The browser globals the client's modules read at module level or without a
- * handed-in platform (`location` to resolve URLs): set once for the process,
- * whose visitors are all pages of one site.
+ * The browser global the client's modules read without a handed-in platform:
+ * `location`, to resolve URLs. A process hosts the visitors of one site at a
+ * time (a crowd run), so each run sets it to its site.
  * @param {string} siteUrl
  */
 export function installSite (siteUrl) {
-  const site = new URL(siteUrl)
-  const current = /** @type {any} */ (globalThis).location
-  if (current && current.origin !== site.origin) throw new Error(`this process already hosts visitors of ${current.origin}`)
-  if (!current) Object.defineProperty(globalThis, 'location', { value: site, configurable: true })
+  Object.defineProperty(globalThis, 'location', { value: new URL(siteUrl), configurable: true, writable: true })
 }
 
 /** Storage as a page has it (localStorage, sessionStorage), in memory. */
@@ -96,8 +93,29 @@ function untraversable (Base) {
  * @typedef {object} ViewResult
  * @property {number} ms until every asset of the page was in
  * @property {boolean} first whether it was the visitor's first page view (not under the worker)
- * @property {AssetResult[]} assets
+ * @property {{ peer: number, cache: number, origin: number }} bytes the page's assets and files by where they came from
+ * @property {number} failed loads that failed everywhere
+ * @property {Record<string, number>} errors the page's failed steps by code (a peer timing out, a miss, bad bytes: `Maygh.stats().errors`), and `rejected`: peer bytes that failed SHA-256
+ * @property {string} kind 'node', 'chromium' or 'firefox'
+ * @property {number} setups peer connections the page set up (offers it sent)
+ * @property {AssetResult[]} [assets] each load (Node visitors)
  */
+
+/**
+ * @param {number} ms
+ * @param {boolean} first
+ * @param {AssetResult[]} assets
+ * @returns {ViewResult}
+ */
+function summed (ms, first, assets) {
+  const bytes = { peer: 0, cache: 0, origin: 0 }
+  let failed = 0
+  for (const a of assets) {
+    if (a.source === 'failed') failed++
+    else bytes[a.source] += a.bytes
+  }
+  return { ms, first, bytes, failed, errors: {}, kind: 'node', setups: 0, assets }
+}
 
 export class NodeVisitor {
   /**
@@ -108,6 +126,7 @@ export class NodeVisitor {
    * @param {boolean} [o.untraversable] behind a NAT no peer can reach
    * @param {{ saveData?: boolean, type?: string }} [o.connection] what `navigator.connection` says (Save-Data, cellular: receive-only)
    * @param {string} [o.localAddress] the address its coordinator socket comes from (127.x.y.z: per-address limits see distinct clients)
+   * @param {boolean} [o.plain] a visitor of the same site without the script: every request goes to the origin
    */
   constructor (o) {
     this.o = o
@@ -116,6 +135,9 @@ export class NodeVisitor {
     /** the origin, over connections of its own (six, as a browser opens per host) */
     this.agent = new Agent({ connections: 6 })
     const { origin, localAddress } = { origin: this.origin, localAddress: o.localAddress }
+    /** peer connections this visitor's pages set up (offers sent through the coordinator) */
+    this.setups = 0
+    const visitor = this
     /** @type {import('../../client/src/peers.js').PageEnv} */
     this.env = {
       WebSocket: /** @type {any} */ (class extends WsSocket {
@@ -124,6 +146,12 @@ export class NodeVisitor {
           super(url, [], { origin, localAddress })
           // A browser's socket closed while connecting fires `error` and `close`; ws throws without a listener.
           this.on('error', () => {})
+        }
+
+        /** @param {any} data */
+        send (data) {
+          if (typeof data === 'string' && data.includes('"offer"')) visitor.setups++
+          super.send(data)
         }
       }),
       RTCPeerConnection: o.untraversable ? untraversable(wrtc.RTCPeerConnection) : wrtc.RTCPeerConnection,
@@ -140,6 +168,8 @@ export class NodeVisitor {
     this.clock = new OriginClock(this.config)
     this.loader = new Loader({ names: this.names, cache: this.cache, cacheReady: this.cacheReady, clock: this.clock })
     this.views = 0
+    /** @type {Record<string, string[]>} the first few messages of each error code its pages met */
+    this.samples = {}
   }
 
   /**
@@ -149,7 +179,7 @@ export class NodeVisitor {
    * @returns {Promise<Response>}
    */
   fetch (url, init) {
-    return /** @type {any} */ (fetchWith(new URL(url, this.origin), Object.assign({ dispatcher: this.agent }, init)))
+    return /** @type {any} */ (fetchWith(new URL(url, this.origin), /** @type {any} */ ({ ...init, dispatcher: this.agent })))
   }
 
   /**
@@ -158,16 +188,26 @@ export class NodeVisitor {
    * view or {@link leave}.
    * @param {string} path the page's URL path (its HTML comes from the origin)
    * @param {{ url: string, media: boolean }[]} assets what the page embeds
+   * @param {{ url: string }[]} [others] what else the page asks for (downloads, CGI): the origin's, never maygh's
+   * @param {{ cached?: boolean }} [how] `cached`: the page's HTML is in the browser's cache (the
+   *   log shows none, or a 304): its request costs a round trip and no body (a HEAD here)
    * @returns {Promise<ViewResult>}
    */
-  async view (path, assets) {
+  async view (path, assets, others = [], { cached = false } = {}) {
     this.leave()
     const t0 = performance.now()
     const first = this.views++ === 0
-    const nav = await this.fetch(path)
+    const nav = await this.fetch(path, { method: cached ? 'HEAD' : 'GET' })
     const ttfb = performance.now() - t0
     await nav.arrayBuffer()
+    if (this.o.plain) return this.plainView(t0, [...assets, ...others])
+    const setups = this.setups
     const page = this.page = startPeers(this.config, { holdings: () => this.cache.hashes(), read: (h) => this.cache.get(h), opened: this.cacheReady }, this.env)
+    // What went wrong on the way, with the messages of the first few of each kind (for the run's report).
+    page.stats.on('error', (/** @type {{ code: string, message: string }} */ e) => {
+      const seen = (this.samples[e.code] ??= [])
+      if (seen.length < 3 && !seen.includes(e.message)) seen.push(e.message)
+    })
     // The worker hears the page's time to first byte in its `hello`.
     this.clock.observe(ttfb)
     const done = (/** @type {string} */ url, /** @type {AssetResult['source']} */ source, /** @type {number} */ bytes) => ({ url, source, bytes, ms: performance.now() - t0 })
@@ -177,6 +217,7 @@ export class NodeVisitor {
       const bytes = new Uint8Array(await res.arrayBuffer())
       return { res, bytes }
     }
+    const loaded = Promise.all(others.map(({ url }) => this.plain(url, t0)))
     const results = await Promise.all(assets.map(async ({ url, media }) => {
       try {
         // Uncontrolled (the first view), or a Range request (media): the network, as without maygh.
@@ -204,7 +245,35 @@ export class NodeVisitor {
         return done(url, 'failed', 0)
       }
     }))
-    return { ms: performance.now() - t0, first, assets: results }
+    const { errors, rejected } = page.stats.counts
+    return { ...summed(performance.now() - t0, first, [...results, ...await loaded]), errors: { ...errors, ...(rejected && { rejected }) }, setups: this.setups - setups }
+  }
+
+  /**
+   * The page without maygh: everything from the origin.
+   * @param {number} t0
+   * @param {{ url: string }[]} urls
+   * @returns {Promise<ViewResult>}
+   */
+  async plainView (t0, urls) {
+    const assets = await Promise.all(urls.map(({ url }) => this.plain(url, t0)))
+    return summed(performance.now() - t0, false, assets)
+  }
+
+  /**
+   * One request to the origin, as without maygh.
+   * @param {string} url
+   * @param {number} t0 when its page started
+   * @returns {Promise<AssetResult>}
+   */
+  async plain (url, t0) {
+    try {
+      const res = await this.fetch(url)
+      const bytes = (await res.arrayBuffer()).byteLength
+      return { url, source: res.ok ? 'origin' : 'failed', bytes, ms: performance.now() - t0 }
+    } catch {
+      return { url, source: 'failed', bytes: 0, ms: performance.now() - t0 }
+    }
   }
 
   /**

@@ -28,7 +28,7 @@ test('Node visitors share through the client\'s own code: first view adopted, se
   const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
   installSite(site.url)
   // The origin is on loopback, as near as a peer: a wide hedge lets the peers answer first (mechanics, not savings).
-  const data = { coordinator: coordinator.url, hedgeMinMs: '5000', hedgeMaxMs: '5000', usageMs: '0' }
+  const data = { coordinator: coordinator.url, hedgeMinMs: '5000', hedgeMaxMs: '5000' }
   const visitors = /** @type {NodeVisitor[]} */ ([])
   const visitor = (/** @type {string} */ name, extra = {}) => {
     const v = new NodeVisitor({ site: site.url, name, data, ...extra })
@@ -46,7 +46,7 @@ test('Node visitors share through the client\'s own code: first view adopted, se
   const first = visitor('first')
   const seeded = await first.view('/index.html', assets)
   assert.equal(seeded.first, true)
-  assert.deepEqual(seeded.assets.map((a) => a.source), ['origin', 'origin', 'origin', 'origin'])
+  assert.deepEqual((seeded.assets ?? []).map((a) => a.source), ['origin', 'origin', 'origin', 'origin'])
   await first.synced()
   assert.equal(first.cache.hashes().length, 4, 'the first view is adopted into the store')
 
@@ -54,7 +54,7 @@ test('Node visitors share through the client\'s own code: first view adopted, se
   assert.equal((await second.view('/index.html', [])).first, true)
   const shared = await second.view('/index.html', assets)
   assert.equal(shared.first, false)
-  assert.deepEqual(shared.assets.map((a) => a.source), ['peer', 'peer', 'peer', 'peer'])
+  assert.deepEqual((shared.assets ?? []).map((a) => a.source), ['peer', 'peer', 'peer', 'peer'])
   for (const path of IMAGES) assert.equal(site.served.get(path)?.requests, 1, `${path} left the origin once`)
   assert.equal(second.page?.stats.counts.peer.bytes, 4 * 60_000)
 
@@ -62,7 +62,7 @@ test('Node visitors share through the client\'s own code: first view adopted, se
   const stuck = visitor('stuck', { untraversable: true })
   await stuck.view('/index.html', [])
   const alone = await stuck.view('/index.html', assets)
-  assert.deepEqual(alone.assets.map((a) => a.source), ['origin', 'origin', 'origin', 'origin'])
+  assert.deepEqual((alone.assets ?? []).map((a) => a.source), ['origin', 'origin', 'origin', 'origin'])
   assert.ok((stuck.page?.stats.counts.errors.MGH_ERR_CONNECT_TIMEOUT ?? 0) + (stuck.page?.stats.counts.errors.MGH_ERR_CONNECT_FAILED ?? 0) > 0, JSON.stringify(stuck.page?.stats.counts.errors))
   for (const s of coordinator.sessions.values()) assert.equal(s.quarantined, false)
 })

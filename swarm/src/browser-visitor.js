@@ -1,0 +1,126 @@
+/* global RTCPeerConnection, WebSocket */
+/**
+ * A visitor of the crowd replay in a real browser (Chromium or Firefox,
+ * through playwright-core): a browser context of its own (its own service
+ * worker, IndexedDB and HTTP cache, kept across its page views and
+ * sessions), one tab that opens each of its page views and, when its visit
+ * ends, leaves the site. Same surface as node-visitor.js, so the crowd
+ * treats both alike. What each page got from peers, its own store and the
+ * origin is read from the page's `Maygh.stats()` (after `Maygh.idle()`, so a
+ * first view's adoption is in); audio, video and other files do not go
+ * through maygh and are counted as the origin's.
+ */
+import { launchBrowser } from '../../test/support/browsers.js'
+
+export class BrowserVisitor {
+  /**
+   * @param {object} o
+   * @param {import('playwright-core').Browser} o.browser
+   * @param {string} o.site the replay site's URL
+   * @param {string} o.name
+   * @param {string} o.token the visitor's join token (the page's `data-token`)
+   * @param {boolean} [o.untraversable] behind a NAT no peer reaches: its pages' peer connections hide their candidates
+   */
+  constructor (o) {
+    this.o = o
+    this.kind = o.browser.browserType().name()
+    /** @type {import('playwright-core').BrowserContext | null} */
+    this.context = null
+    /** @type {import('playwright-core').Page | null} */
+    this.tab = null
+    this.views = 0
+    /** @type {string[]} console errors and page errors, for the report */
+    this.logs = []
+  }
+
+  async open () {
+    if (this.tab) return this.tab
+    const context = this.context = await this.o.browser.newContext()
+    const tab = this.tab = await context.newPage()
+    tab.on('pageerror', (err) => this.logs.push(`pageerror: ${err.message}`))
+    await tab.addInitScript(countSetups)
+    if (this.o.untraversable) await tab.addInitScript(hideCandidates)
+    return tab
+  }
+
+  /**
+   * @param {string} path
+   * @param {{ url: string, bytes: number, media: boolean }[]} assets
+   * @param {{ url: string, bytes: number }[]} [others]
+   * @param {object} [_how] what a Node visitor is told of the page (a browser finds out for itself)
+   * @returns {Promise<import('./node-visitor.js').ViewResult>}
+   */
+  async view (path, assets, others = [], _how = {}) {
+    const tab = await this.open()
+    const first = this.views++ === 0
+    await tab.goto(`${this.o.site}${path}?token=${encodeURIComponent(this.o.token)}`)
+    const done = /** @type {{ ms: number }} */ (await tab.evaluate(() => /** @type {any} */ (globalThis).replayDone))
+    const s = await tab.evaluate(async () => {
+      const m = /** @type {any} */ (globalThis).Maygh
+      await m.idle()
+      return { ...m.stats(), setups: /** @type {any} */ (globalThis).mayghSetups }
+    })
+    let direct = 0
+    for (const a of assets) if (a.media) direct += a.bytes
+    for (const o of others) direct += o.bytes
+    return { ms: done.ms, first, bytes: { peer: s.peer.bytes, cache: s.cache.bytes, origin: s.origin.bytes + direct }, failed: s.failed, errors: { ...s.errors, ...(s.rejected && { rejected: s.rejected }) }, kind: this.kind, setups: s.setups }
+  }
+
+  /** The visitor leaves the site: its page closes (the worker and its store stay in the browser). */
+  leave () {
+    this.tab?.goto('about:blank').catch(() => {})
+  }
+
+  async close () {
+    await this.context?.close().catch(() => {})
+  }
+}
+
+/**
+ * In the page, before anything runs: count the peer connections it sets up
+ * (the offers its coordinator socket sends), as a Node visitor does.
+ */
+function countSetups () {
+  const g = /** @type {any} */ (globalThis)
+  g.mayghSetups = 0
+  const send = WebSocket.prototype.send
+  WebSocket.prototype.send = function (/** @type {any} */ data) {
+    if (typeof data === 'string' && data.includes('"offer"')) g.mayghSetups++
+    return send.call(this, data)
+  }
+}
+
+/**
+ * In the page, before anything runs: peer connections behind a NAT nobody
+ * can reach (as node-visitor.js's): no candidate of their own goes out, in a
+ * trickle or in the description, and none of the other side's is taken.
+ */
+function hideCandidates () {
+  const Base = RTCPeerConnection
+  const strip = (/** @type {any} */ d) => d && { type: d.type, sdp: String(d.sdp).replace(/^a=candidate:.*\r?\n/gm, '') }
+  class Hidden extends Base {
+    /** @param {RTCConfiguration} [config] */
+    constructor (config) {
+      super(config)
+      this.addEventListener('icecandidate', (e) => { if (e.candidate) e.stopImmediatePropagation() })
+    }
+
+    get localDescription () { return /** @type {any} */ (strip(super.localDescription)) }
+    /** @param {any} d */
+    setRemoteDescription (d) { return super.setRemoteDescription(strip(d)) }
+    async addIceCandidate () {}
+    get onicecandidate () { return null }
+    /** @param {any} fn */
+    set onicecandidate (fn) { this.addEventListener('icecandidate', (e) => { if (!e.candidate) fn(e) }) }
+  }
+  Object.defineProperty(globalThis, 'RTCPeerConnection', { value: Hidden, configurable: true, writable: true })
+}
+
+/**
+ * Launch the crowd's browsers.
+ * @param {number} n how many, Chromium and Firefox in turn
+ * @returns {Promise<import('playwright-core').Browser[]>}
+ */
+export async function launchBrowsers (n) {
+  return Promise.all(Array.from({ length: n }, (_, i) => launchBrowser(i % 2 === 0 ? 'chromium' : 'firefox')))
+}
