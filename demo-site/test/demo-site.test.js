@@ -2,7 +2,6 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
-import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { buildCatalog } from '../src/catalog.js'
@@ -11,6 +10,7 @@ import { sriHash as sha } from '../../client/manifest.js'
 import { DEFAULT_PUBLIC_DIR, generateAssets } from '../src/images.js'
 import { startDemoSite } from '../src/server.js'
 import { checkPng } from '../../test/support/image-checks.js'
+import { rawRequest } from '../../test/support/raw-http.js'
 
 /** @type {Awaited<ReturnType<typeof startDemoSite>>} */
 let site
@@ -35,16 +35,7 @@ after(async () => {
  * @returns {Promise<{ status: number, headers: import('node:http').IncomingHttpHeaders, body: Buffer }>}
  */
 function raw (method, path, headers = {}) {
-  return new Promise((resolve, reject) => {
-    // Options, not a URL string: a URL would be normalized and lose the "..".
-    const req = request({ host: '127.0.0.1', port: site.port, path, method, headers }, (res) => {
-      const chunks = /** @type {Buffer[]} */ ([])
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-    })
-    req.on('error', reject)
-    req.end()
-  })
+  return rawRequest(/** @type {number} */ (site.port), method, path, headers)
 }
 
 test('images are reproducible: a fresh generation equals the served files byte for byte', async () => {

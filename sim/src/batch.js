@@ -12,6 +12,10 @@ export const BATCH_SIZE = 65536
 export const FLAG_ASSET = 1
 /** flag: the same client's next request comes within the session gap (set by the session window) */
 export const FLAG_CONT = 2
+/** flag: the request is a page view (a navigation: a GET of a page, static-assets.js `isPageUrl`, answered 200 or 304) */
+export const FLAG_PAGE = 4
+/** flag: the asset is audio or video (static-assets.js `isMediaUrl`), which a browser asks for with `Range` */
+export const FLAG_MEDIA = 8
 
 /** One batch of requests, in time order. */
 export class RequestBatch {

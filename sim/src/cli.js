@@ -6,7 +6,7 @@
  */
 import { tmpdir } from 'node:os'
 import { parseArgs } from 'node:util'
-import { GENERATOR_BYTE_PARAMS, INPUT_DEFAULTS, SIM_DEFAULTS, SIM_OPTION_SPECS, parseNumber, resolveConfig } from './config.js'
+import { GENERATOR_BYTE_PARAMS, INPUT_DEFAULTS, SIM_DEFAULTS, SIM_OPTION_SPECS, TEXT_KINDS, parseNumber, resolveConfig } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { formatBinaryBytes, formatCount, formatSize } from './format.js'
 import { ProgressBar } from './progress.js'
@@ -50,8 +50,24 @@ const MODEL_HELP = /** @type {Record<string, string>} */ ({
   quotaBytes: "each browser's store quota, bytes (k/m/g suffixes)",
   linger: 'seconds a client stays online after its session\'s last request',
   sessionGap: 'a longer pause (seconds) between a client\'s requests ends its session',
-  failRate: 'probability a new peer connection fails',
+  failRate: 'probability a new connection between traversable clients fails anyway',
   setupTime: 'seconds to open a peer connection (the holder must stay online)',
+  untraversable: 'share of clients no peer connection reaches (NATs without a relay)',
+  receiveOnly: 'share of clients that fetch from peers but never serve',
+  firstPage: "a visitor's first page view: origin (not yet under the service worker) or peers",
+  media: 'audio and video: origin (never stored) or peers',
+  channels: 'peer records and channels live for a page view (page) or a session',
+  hedge: 'race peers against the origin after the hedge deadline (on), or instant peer transfers (off)',
+  lookupTime: 'seconds to the coordinator\'s holders reply',
+  originTtfb: 'seconds to the origin\'s first byte',
+  originRate: 'origin transfer speed, bytes/s (k/m suffixes)',
+  peerRate: 'peer transfer speed, bytes/s (k/m suffixes)',
+  uploadSession: 'bytes a client serves per session before it stops (inf = no budget)',
+  uploadDay: 'bytes a client serves per UTC day before it stops (inf = no budget)',
+  reportRule: 'reports that count toward quarantine: blaming (the coordinator\'s rule) or all',
+  reportThreshold: 'distinct reporters that quarantine a visitor',
+  reportWindow: 'seconds reports count for',
+  quarantine: 'seconds a quarantine lasts',
   uploadRate: 'upload cap per client, bytes/s (inf = none)',
   uploadBurst: 'upload burst per client above the rate, bytes',
   maxHolders: 'holders a lookup returns',
@@ -89,7 +105,7 @@ export function helpText () {
  */
 function showDefault (v, kind) {
   if (typeof v === 'number' && kind === 'bytes') return formatSize(v)
-  if (typeof v === 'number' && kind === 'rate') return valueLabel({ kind }, v)
+  if (typeof v === 'number' && (kind === 'rate' || kind === 'speed' || kind === 'budget')) return valueLabel({ kind }, v)
   return v === '' ? "''" : v === Infinity ? 'inf' : String(v)
 }
 
@@ -132,7 +148,7 @@ export function parseCli (argv) {
   for (const [key, spec] of Object.entries(SIM_OPTION_SPECS)) {
     const text = v[spec.flag]
     if (text === undefined) continue
-    overrides[key] = spec.kind === 'assets' ? text : parseNumber(spec.flag, text, spec.kind)
+    overrides[key] = TEXT_KINDS.includes(spec.kind) ? text : parseNumber(spec.flag, text, spec.kind)
   }
   const config = resolveConfig(overrides)
   /** @type {Record<string, number>} */

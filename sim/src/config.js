@@ -3,8 +3,14 @@
  * validated once and frozen. Flags are parsed only in the CLI; everything else
  * receives a resolved config. docs/simulator.md ("Flags") lists every key.
  */
+import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
+import { DEFAULTS as COORDINATOR_DEFAULTS } from '../../coordinator/src/config.js'
 import { POLICY_DEFAULTS } from '../../coordinator/src/policy/peer-selection.js'
 import { DEFAULT_QUOTA_BYTES, ERRORS, MayghError } from '../../protocol/index.js'
+
+const MIB = 1024 * 1024
+/** 5 Mbit/s, in bytes per second */
+const FIVE_MBIT = 5e6 / 8
 
 /** Documented defaults of the replay model (docs/simulator.md, "The model"). */
 const simDefaults = {
@@ -18,10 +24,62 @@ const simDefaults = {
   linger: 60,
   /** a gap between a client's requests longer than this (seconds) ends its session */
   sessionGap: 1800,
-  /** probability that a new peer connection fails (NAT traversal without a relay) */
-  failRate: 0.1,
+  /**
+   * probability that a new peer connection between two traversable clients fails anyway
+   * (0: the visitors who cannot connect are `untraversable`'s, chosen per client, as NATs are)
+   */
+  failRate: 0,
   /** seconds to set up a new peer connection; the holder must stay online that long */
   setupTime: 1,
+  /**
+   * share of clients behind NATs or firewalls no peer connection traverses (the coordinator
+   * hands out STUN only, no TURN relay): every new connection to or from one fails (`no_channel`)
+   */
+  untraversable: 0.1,
+  /** share of clients that fetch from peers but never serve (Save-Data, cellular: the client's receive-only mode) */
+  receiveOnly: 0,
+  /**
+   * 'origin': a visitor's first page view ever is not yet under the service worker (transparent
+   * mode), so its assets come from the origin, then are stored and announced (the page's `adopt`);
+   * 'peers': from the first request (marked-element mode, the model before issue 22)
+   */
+  firstPage: 'origin',
+  /** 'origin': audio and video go to the origin and are never stored (the worker leaves Range requests alone); 'peers': like any asset */
+  media: 'origin',
+  /**
+   * 'page': every page view is a new page script: a new coordinator join (a new peer record,
+   * holdings never chosen), no channels, peers that failed it forgotten; 'session': one peer
+   * record and channels for the whole session (the model before issue 22)
+   */
+  channels: 'page',
+  /**
+   * 'on': peers first, the origin asked too once no peer byte has come by the hedge deadline
+   * (client/src/hedge.js); the first complete copy wins. 'off': peer transfers are instant (the model before issue 22)
+   */
+  hedge: 'on',
+  /** seconds from a request to the coordinator's `holders` reply */
+  lookupTime: 0.05,
+  /** seconds to the origin's first byte (two round trips of 80 ms: a new connection's handshake, then the request) */
+  originTtfb: 0.16,
+  /** bytes per second an origin response arrives at (5 Mbit/s) */
+  originRate: FIVE_MBIT,
+  /** bytes per second a peer transfer arrives at (5 Mbit/s: a residential uplink, SCTP's slow start) */
+  peerRate: FIVE_MBIT,
+  /** bytes a client serves per session before it stops serving (the client's uploadSessionMb) */
+  uploadSession: CLIENT_DEFAULTS.uploadSessionMb * MIB,
+  /** bytes a client serves per day (UTC day of log time) before it stops serving (the client's uploadDayMb) */
+  uploadDay: CLIENT_DEFAULTS.uploadDayMb * MIB,
+  /**
+   * which reports count toward quarantine: 'blaming' (the coordinator's rule,
+   * coordinator/src/policy/report-rule.js: not `no_channel`) or 'all' (every reason: the rule before issue 22)
+   */
+  reportRule: 'blaming',
+  /** distinct reporters within `reportWindow` that quarantine a visitor (the coordinator's reportThreshold) */
+  reportThreshold: COORDINATOR_DEFAULTS.reportThreshold,
+  /** seconds reports count for (the coordinator's reportWindowMs) */
+  reportWindow: COORDINATOR_DEFAULTS.reportWindowMs / 1000,
+  /** seconds a quarantined visitor is not handed out (the coordinator's quarantineMs) */
+  quarantine: COORDINATOR_DEFAULTS.quarantineMs / 1000,
   /** bytes per second a client may upload, long-run (Infinity = no cap, as in the client) */
   uploadRate: Infinity,
   /** bytes a client may upload in a burst above its rate (token-bucket depth) */
@@ -39,6 +97,24 @@ const simDefaults = {
 export const SIM_DEFAULTS = Object.freeze(simDefaults)
 
 /** @typedef {typeof SIM_DEFAULTS} SimConfig */
+
+/**
+ * The model before issue 22, an idealised client: every behaviour of the real
+ * client switched off, and 10% of connections failing at random. Merge it
+ * under overrides to replay that model (the docs' "idealised" figures).
+ * @type {Readonly<Partial<SimConfig>>}
+ */
+export const IDEALISED = Object.freeze({
+  firstPage: 'peers',
+  media: 'peers',
+  channels: 'session',
+  hedge: 'off',
+  untraversable: 0,
+  failRate: 0.1,
+  receiveOnly: 0,
+  uploadSession: Infinity,
+  uploadDay: Infinity
+})
 
 /**
  * Documented defaults of how a trace is read (docs/simulator.md, "Input and
@@ -63,8 +139,9 @@ export const INPUT_DEFAULTS = Object.freeze(inputDefaults)
 /**
  * How each knob is checked and how its flag's text is read.
  * kind: 'fraction' [0,1]; 'seconds' ≥ 0; 'bytes' ≥ 0 with k/m/g suffixes; 'rate' bytes/s or inf;
- * 'count' integer ≥ 1; 'int' any integer; 'assets' `static`, `all` or a regular expression.
- * @type {Readonly<Record<keyof SimConfig, { kind: string, flag: string }>>}
+ * 'speed' bytes/s > 0 (k/m/g) or inf; 'budget' bytes (k/m/g) or inf; 'count' integer ≥ 1; 'int' any integer; 'assets' `static`, `all`
+ * or a regular expression; 'choice' one of `values`.
+ * @type {Readonly<Record<keyof SimConfig, { kind: string, flag: string, values?: readonly string[] }>>}
  */
 export const SIM_OPTION_SPECS = Object.freeze({
   adoption: { kind: 'fraction', flag: 'adoption' },
@@ -74,6 +151,22 @@ export const SIM_OPTION_SPECS = Object.freeze({
   sessionGap: { kind: 'seconds', flag: 'session-gap' },
   failRate: { kind: 'fraction', flag: 'fail-rate' },
   setupTime: { kind: 'seconds', flag: 'setup-time' },
+  untraversable: { kind: 'fraction', flag: 'untraversable' },
+  receiveOnly: { kind: 'fraction', flag: 'receive-only' },
+  firstPage: { kind: 'choice', flag: 'first-page', values: ['origin', 'peers'] },
+  media: { kind: 'choice', flag: 'media', values: ['origin', 'peers'] },
+  channels: { kind: 'choice', flag: 'channels', values: ['page', 'session'] },
+  hedge: { kind: 'choice', flag: 'hedge', values: ['on', 'off'] },
+  lookupTime: { kind: 'seconds', flag: 'lookup-time' },
+  originTtfb: { kind: 'seconds', flag: 'origin-ttfb' },
+  originRate: { kind: 'speed', flag: 'origin-rate' },
+  peerRate: { kind: 'speed', flag: 'peer-rate' },
+  uploadSession: { kind: 'budget', flag: 'upload-session' },
+  uploadDay: { kind: 'budget', flag: 'upload-day' },
+  reportRule: { kind: 'choice', flag: 'report-rule', values: ['blaming', 'all'] },
+  reportThreshold: { kind: 'count', flag: 'report-threshold' },
+  reportWindow: { kind: 'seconds', flag: 'report-window' },
+  quarantine: { kind: 'seconds', flag: 'quarantine' },
   uploadRate: { kind: 'rate', flag: 'upload-rate' },
   uploadBurst: { kind: 'bytes', flag: 'upload-burst' },
   maxHolders: { kind: 'count', flag: 'max-holders' },
@@ -81,6 +174,9 @@ export const SIM_OPTION_SPECS = Object.freeze({
   assets: { kind: 'assets', flag: 'assets' },
   seed: { kind: 'int', flag: 'seed' }
 })
+
+/** kinds of model options whose flags take text, not numbers (a sweep cannot vary them) */
+export const TEXT_KINDS = Object.freeze(['assets', 'choice'])
 
 /** the generator's parameters that are byte sizes: their flags take k/m/g suffixes, reports show them as sizes */
 export const GENERATOR_BYTE_PARAMS = Object.freeze(['sizeMedian', 'tailMin', 'sizeMax', 'siteAssetMedian'])
@@ -99,7 +195,7 @@ export function parseNumber (name, text, kind) {
   const t = String(text).trim().toLowerCase()
   if (t === 'inf' || t === 'infinity' || t === 'none') return Infinity
   const m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([kmgt]?)(?:i?b)?$/.exec(t)
-  if (m === null || (m[2] !== '' && kind !== 'bytes' && kind !== 'rate')) {
+  if (m === null || (m[2] !== '' && kind !== 'bytes' && kind !== 'rate' && kind !== 'budget' && kind !== 'speed')) {
     throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--${name} ${JSON.stringify(text)} is not a number`)
   }
   return Number(m[1]) * SUFFIX[m[2]]
@@ -133,6 +229,11 @@ export function resolveConfig (overrides = {}) {
  */
 function checkValue (flag, v, kind) {
   const bad = (/** @type {string} */ why) => new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--${flag} ${String(v)} ${why}`)
+  if (kind === 'choice') {
+    const values = /** @type {readonly string[]} */ (Object.values(SIM_OPTION_SPECS).find((spec) => spec.flag === flag)?.values)
+    if (typeof v !== 'string' || !values.includes(v)) throw bad(`is not one of ${values.join(', ')}`)
+    return
+  }
   if (kind === 'assets') {
     if (typeof v !== 'string') throw bad('must be a string')
     // '' used to mean "everything"; one spelling for that now, so a forgotten value is not read as "all"
@@ -143,7 +244,8 @@ function checkValue (flag, v, kind) {
   if (typeof v !== 'number' || Number.isNaN(v)) throw bad('is not a number')
   if (kind === 'fraction' && !(v >= 0 && v <= 1)) throw bad('must be between 0 and 1')
   if ((kind === 'seconds' || kind === 'bytes') && !(v >= 0 && Number.isFinite(v))) throw bad('must be a finite number ≥ 0')
-  if (kind === 'rate' && !(v >= 0)) throw bad('must be ≥ 0 (or inf)')
+  if ((kind === 'rate' || kind === 'budget') && !(v >= 0)) throw bad('must be ≥ 0 (or inf)')
+  if (kind === 'speed' && !(v > 0)) throw bad('must be > 0 bytes per second (or inf)')
   if (kind === 'count' && !(Number.isInteger(v) && v >= 1 && v <= 1024)) throw bad('must be an integer from 1 to 1024')
   if (kind === 'int' && !Number.isSafeInteger(v)) throw bad('must be an integer')
 }

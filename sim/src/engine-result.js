@@ -31,7 +31,15 @@ import { uploadFairness } from './metrics.js'
  * @property {number} traceSeconds
  * @property {number} firstTs
  * @property {number} lastTs
- * @property {{ attempts: number, failures: number, reused: number, setupRefusals: number }} connections
+ * @property {{ attempts: number, failures: number, reused: number, setupRefusals: number, setupsShared: number }} connections
+ *   setupsShared: tries that waited for a set-up an earlier load of the page had started
+ * @property {number} pageViews page views of adopters (page-views.js)
+ * @property {{ requests: number, bytes: number }} firstPage asset requests of visitors' first page views, from the origin
+ * @property {{ requests: number, bytes: number }} media audio and video requests, from the origin
+ * @property {{ racesLost: number, wastedUploadBytes: number }} hedge peer tries the origin beat, and the peer bytes they sent for nothing
+ * @property {{ sent: number, counted: number, quarantines: number, quarantinedClients: number }} reports
+ *   `no_channel` reports sent, those that counted toward quarantine, quarantines, distinct clients quarantined
+ * @property {{ sessionStops: number, dayStops: number }} uploadBudget times a client stopped serving, its session's or its day's budget spent
  * @property {{ evictions: number, tooBig: number, entries: number }} store
  * @property {{ lookups: number, lookupHits: number, updates: number, joins: number, joinHoldings: number,
  *   lookupsPerSecond: { mean: number, peak: number }, updatesPerSecond: { mean: number, peak: number },
@@ -71,6 +79,20 @@ import { uploadFairness } from './metrics.js'
  * @property {number} entries objects held in all stores at the end
  * @property {number} lookupHits lookups that returned a holder
  * @property {number} joinHave holdings listed by joins
+ * @property {number} pageViews
+ * @property {number} firstPageRequests
+ * @property {number} firstPageBytes
+ * @property {number} mediaRequests
+ * @property {number} mediaBytes
+ * @property {number} setupsShared
+ * @property {number} racesLost
+ * @property {number} wastedUpload
+ * @property {number} reportsSent
+ * @property {number} reportsCounted
+ * @property {number} quarantines
+ * @property {number} quarantinedClients
+ * @property {number} sessionBudgetStops
+ * @property {number} dayBudgetStops
  * @property {ArrayLike<number>} seen per client id: 0 unseen, 1 adopter, 2 not an adopter
  * @property {Float64Array} uploaded per client id (at least as long as `seen`): bytes served to peers
  * @property {import('./metrics.js').PeakRate} lookups
@@ -124,7 +146,13 @@ export function engineResult (e) {
     traceSeconds: span,
     firstTs: e.firstTs,
     lastTs: e.lastTs,
-    connections: { attempts: e.attempts, failures: e.failures, reused: e.reused, setupRefusals: e.setupRefusals },
+    connections: { attempts: e.attempts, failures: e.failures, reused: e.reused, setupRefusals: e.setupRefusals, setupsShared: e.setupsShared },
+    pageViews: e.pageViews,
+    firstPage: { requests: e.firstPageRequests, bytes: e.firstPageBytes },
+    media: { requests: e.mediaRequests, bytes: e.mediaBytes },
+    hedge: { racesLost: e.racesLost, wastedUploadBytes: e.wastedUpload },
+    reports: { sent: e.reportsSent, counted: e.reportsCounted, quarantines: e.quarantines, quarantinedClients: e.quarantinedClients },
+    uploadBudget: { sessionStops: e.sessionBudgetStops, dayStops: e.dayBudgetStops },
     store: { evictions: e.evictions, tooBig: e.tooBig, entries: e.entries },
     coordinator: {
       lookups: e.lookups.total,

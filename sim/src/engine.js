@@ -2,33 +2,41 @@
  * The replay model. Each client is a browser with an LRU store under a byte
  * quota. It is online from the first request of a session until its next
  * request (while the session goes on) or until `linger` seconds after its last
- * one. While online its holdings are listed in the coordinator's index. A
- * request for an asset is served, in order, by the client's own store, by a
- * peer, or by the origin:
+ * one. While online its holdings are listed in the coordinator's index,
+ * unless it does not serve (receive-only, its upload budget spent,
+ * quarantined). Its requests fall into page views (page-views.js); with
+ * `channels: 'page'` each page view is a new page script: a new coordinator
+ * join and no open channels. A request for an asset is served by:
  *
- *   own store hit → done; else lookup, by the coordinator's peer-selection
- *   rule (its policy module, shared): sample at most `candidateSample`
- *   online holders from the index, rank them, mark the first handed out as
- *   chosen for this asset (as the coordinator's lookup handler does); the client tries them in order:
- *   a peer it has no channel to costs a connection that fails with
- *   `failRate` and needs the holder to stay online `setupTime` longer.
- *   Then the client stores the object and sends an `update`.
+ *   audio or video (`media: 'origin'`) or the visitor's first page view ever
+ *   (`firstPage: 'origin'`, kept and announced) → the origin; else the own
+ *   store; else a lookup, by the coordinator's peer-selection rule (its policy
+ *   module, shared): sample at most `candidateSample` online holders from the
+ *   index, rank them, mark the first handed out as chosen for this asset (as
+ *   the coordinator's lookup handler does); the client tries them
+ *   (peer-lookup.js: channels, failed connections and their reports, the race
+ *   with the origin). Then the client stores the object and sends an `update`.
  *
  * Requests the log has for anything but a successful GET of an asset go to
  * the origin unchanged. Clients outside the adoption fraction always use the
  * origin. Bytes are those the log says the origin sent.
  */
 import { HolderRanking } from '../../coordinator/src/policy/peer-selection.js'
-import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
+import { blames } from '../../coordinator/src/policy/report-rule.js'
+import { FLAG_ASSET, FLAG_CONT, FLAG_MEDIA, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
+import { PASS_OVER_S, hedgeDeadline } from './client-timing.js'
 import { ClientStores, MAX_ENTRY_BYTES } from './client-stores.js'
 import { HolderIndex } from './holder-index.js'
 import { engineResult } from './engine-result.js'
 import { ExpiryQueue } from './expiry-queue.js'
 import { HourlySeries, PeakRate } from './metrics.js'
-import { CLIENT, OnlineSlots, SLOT_STRIDE, TAG } from './online-slots.js'
+import { CLIENT, LISTED, OnlineSlots, SLOT_STRIDE, TAG, TURN } from './online-slots.js'
+import { startsPageView } from './page-views.js'
 import { rankHolders, tryHolders } from './peer-lookup.js'
-import { adopts, replayRng } from './rng.js'
+import { ReportTally } from './report-tally.js'
+import { adopts, hasTrait, replayRng } from './rng.js'
+import { FIRST_VIEW, RECEIVE_ONLY, UNTRAVERSABLE, countJoin, list, served, serves, startPage } from './serving.js'
 
 /** Replays batches of requests under one resolved config. */
 export class Engine {
@@ -47,6 +55,27 @@ export class Engine {
     this.uploadRate = config.uploadRate
     this.uploadBurst = config.uploadBurst
     this.capped = config.uploadRate !== Infinity
+    this.untraversable = config.untraversable
+    this.receiveOnly = config.receiveOnly
+    this.firstPageOrigin = config.firstPage === 'origin'
+    this.mediaOrigin = config.media === 'origin'
+    this.pageChannels = config.channels === 'page'
+    this.hedged = config.hedge === 'on'
+    this.lookupTime = config.lookupTime
+    this.originTtfb = config.originTtfb
+    this.originRate = config.originRate
+    this.peerRate = config.peerRate
+    /** seconds: the client's hedge deadline for this origin (client-timing.js) */
+    this.deadline = hedgeDeadline(config.originTtfb)
+    /** seconds the client waits for a new connection before passing the holder over */
+    this.passOver = PASS_OVER_S
+    this.uploadSession = config.uploadSession
+    this.uploadDay = config.uploadDay
+    /** whether a `no_channel` report counts toward quarantine under the rule replayed */
+    this.reportsCount = config.reportRule === 'all' || blames('no_channel')
+    this.reportThreshold = config.reportThreshold
+    this.reportWindow = config.reportWindow
+    this.quarantine = config.quarantine
     // small integers in the lookup loop; no list is longer than 2^30 records
     this.candidateSample = Math.min(config.candidateSample, 0x40000000) | 0
     this.maxHolders = Math.min(config.maxHolders, 0x40000000) | 0
@@ -72,6 +101,17 @@ export class Engine {
     this.tokenAt = new Float64Array(0)
     /** 0 unseen, 1 adopter seen, 2 non-adopter seen */
     this.seen = new Uint8Array(0)
+    /** per adopter, bits UNTRAVERSABLE, RECEIVE_ONLY, QUARANTINED_ONCE (peer-lookup.js) */
+    this.traits = new Uint8Array(0)
+    /** per client, NO_VIEW, FIRST_VIEW or LATER_VIEW */
+    this.pageState = new Uint8Array(0)
+    /** per client, when its quarantine ends (0: never quarantined) */
+    this.quarantinedUntil = new Float64Array(0)
+    /** per client, the UTC day (of log time) of its latest upload, and bytes it served that day */
+    this.uploadDayOf = new Int32Array(0)
+    this.uploadedToday = new Float64Array(0)
+    /** who reported whom lately (only under a rule that counts `no_channel`) */
+    this.reports = new ReportTally()
     this.ensureClients(1024)
     this.holders.ensureObjects(1024)
     this.objectsSeen = 0
@@ -83,6 +123,10 @@ export class Engine {
     this.ranking = new HolderRanking(this.maxHolders, -1)
     /** positions of stale records a sample met, dropped after it */
     this.staleBuf = new Int32Array(64)
+    /** the holders a page tries, in its order (peer-lookup.js) */
+    this.tryBuf = new Int32Array(64)
+    /** the page's turn for the lookup in progress */
+    this.turn = 0
     // state `accept` reads for the lookup in progress
     this.now = -Infinity
     this.size = 0
@@ -112,6 +156,20 @@ export class Engine {
     this.evictions = 0
     this.tooBig = 0
     this.joinHave = 0
+    this.pageViews = 0
+    this.firstPageRequests = 0
+    this.firstPageBytes = 0
+    this.mediaRequests = 0
+    this.mediaBytes = 0
+    this.setupsShared = 0
+    this.racesLost = 0
+    this.wastedUpload = 0
+    this.reportsSent = 0
+    this.reportsCounted = 0
+    this.quarantines = 0
+    this.quarantinedClients = 0
+    this.sessionBudgetStops = 0
+    this.dayBudgetStops = 0
     /** where reads made only to bring memory into the cache put their values, so they are not optimised away */
     this.prefetchSink = 0
     this.online = 0
@@ -137,6 +195,13 @@ export class Engine {
     this.slotOf = growTo(this.slotOf, cap, -1)
     this.uploaded = growTo(this.uploaded, cap)
     this.seen = growTo(this.seen, cap)
+    this.traits = growTo(this.traits, cap)
+    this.pageState = growTo(this.pageState, cap)
+    this.quarantinedUntil = growTo(this.quarantinedUntil, cap)
+    if (this.uploadDay !== Infinity) {
+      this.uploadDayOf = growTo(this.uploadDayOf, cap)
+      this.uploadedToday = growTo(this.uploadedToday, cap)
+    }
     if (this.capped) {
       this.tokens = growTo(this.tokens, cap, this.uploadBurst)
       this.tokenAt = growTo(this.tokenAt, cap)
@@ -183,22 +248,26 @@ export class Engine {
     hs.bytes[h] += size
 
     let adopter = this.seen[c]
-    if (adopter === 0) adopter = this.seen[c] = adopts(c, this.adoption, this.seed) ? 1 : 2
+    if (adopter === 0) adopter = this.firstSeen(c)
     if (adopter === 1) {
       // online clients have a slot; expire(t) has closed those whose time is over
       let s = this.slotOf[c]
-      if (s === -1) s = this.join(c, t, h)
+      const joined = s === -1
+      if (joined) s = this.join(c, t, h)
+      const slots = this.slots
       if (flags & FLAG_CONT) {
-        this.slots.until[s] = Infinity
+        slots.until[s] = Infinity
       } else {
         const until = t + this.linger
-        this.slots.until[s] = until
+        slots.until[s] = until
         this.expiries.push(c, until)
       }
+      if (startsPageView(flags, t - slots.lastAt[s])) startPage(this, c, s, t, h, joined)
+      slots.lastAt[s] = t
       if (flags & FLAG_ASSET) {
         this.assetRequests++
         this.assetBytes += size
-        this.serve(t, c, s, o, size, h)
+        this.serve(t, c, s, o, size, h, flags)
         return
       }
     } else if (flags & FLAG_ASSET) {
@@ -208,6 +277,24 @@ export class Engine {
     this.originRequests++
     this.originBytes += size
     hs.originBytes[h] += size
+  }
+
+  /**
+   * A client's first request: whether it adopts, and its traits (by hashes of
+   * the client, not draws, as `adopts`: larger fractions contain smaller ones).
+   * @param {number} c
+   * @returns {number} 1 adopter, 2 not
+   */
+  firstSeen (c) {
+    if (!adopts(c, this.adoption, this.seed)) return (this.seen[c] = 2)
+    this.traits[c] = (hasTrait(c, 'untraversable', this.untraversable, this.seed) ? UNTRAVERSABLE : 0) |
+      (hasTrait(c, 'receiveOnly', this.receiveOnly, this.seed) ? RECEIVE_ONLY : 0)
+    return (this.seen[c] = 1)
+  }
+
+  /** Renumbers session tags and page ids before they overflow (online-slots.js). */
+  renumber () {
+    this.slots.renumber([this.holders.lists], [this.channels.lists])
   }
 
   /**
@@ -230,10 +317,28 @@ export class Engine {
    * @param {number} o
    * @param {number} size
    * @param {number} h hour index
+   * @param {number} flags
    */
-  serve (t, c, s, o, size, h) {
+  serve (t, c, s, o, size, h, flags) {
     const stores = this.stores
     const hs = this.hs
+    if ((flags & FLAG_MEDIA) !== 0 && this.mediaOrigin) {
+      // a Range request the worker leaves to the network: not stored
+      this.mediaRequests++
+      this.mediaBytes += size
+      this.fromOrigin(size, h)
+      return
+    }
+    if (this.firstPageOrigin && this.pageState[c] === FIRST_VIEW) {
+      // not yet under the worker: the network, then the page hands what it loaded to the worker
+      this.firstPageRequests++
+      this.firstPageBytes += size
+      this.fromOrigin(size, h)
+      const held = stores.find(c, o)
+      if (held === -1) this.store(t, c, s, o, size, h)
+      else stores.touch(c, held)
+      return
+    }
     const own = stores.find(c, o)
     if (own !== -1) {
       stores.touch(c, own)
@@ -247,27 +352,35 @@ export class Engine {
     }
     this.lookups.add(t)
     hs.lookups[h]++
+    // the page's loads start at successive holders (peer-fetch.js `turn`): every lookup takes a turn
+    if (this.pageChannels) this.turn = this.slots.state[s * SLOT_STRIDE + TURN]++
     let from = -1
     if (this.holders.count(o) > 0 && rankHolders(this, s, o, size) > 0) {
       // the requester holds no copy, so every sampled holder is another online client
       this.oracleRequests++
       this.oracleBytes += size
       hs.oracleBytes[h] += size
-      from = tryHolders(this, s)
+      from = tryHolders(this, s, size)
     }
     if (from === -1) {
-      this.originRequests++
-      this.originBytes += size
-      hs.originBytes[h] += size
+      this.fromOrigin(size, h)
     } else {
       this.peerRequests++
       this.peerBytes += size
       hs.peerBytes[h] += size
-      // counted in the dense slot table; added to the client's total when its session ends
-      this.slots.uploaded[from] += size
-      if (this.capped) this.tokens[this.slots.state[from * SLOT_STRIDE + CLIENT]] -= size
+      served(this, from, size, t)
     }
     this.store(t, c, s, o, size, h)
+  }
+
+  /**
+   * @param {number} size bytes the origin sent
+   * @param {number} h
+   */
+  fromOrigin (size, h) {
+    this.originRequests++
+    this.originBytes += size
+    this.hs.originBytes[h] += size
   }
 
   /**
@@ -288,13 +401,16 @@ export class Engine {
     const stores = this.stores
     const holders = this.holders
     const tag = this.slots.state[s * SLOT_STRIDE + TAG]
+    // a session that does not serve lists nothing, so it has nothing to unlist
+    const listed = this.slots.state[s * SLOT_STRIDE + LISTED] === 1
     while (stores.bytes[c] + size > this.quota) {
       const victim = stores.lruOf(c)
-      holders.remove(stores.objectAt(c, victim), s, tag)
+      if (listed) holders.remove(stores.objectAt(c, victim), s, tag)
       stores.removeAt(c, victim)
       this.evictions++
     }
     stores.insert(c, o, size)
+    if (!listed) return
     holders.add(o, s, tag)
     this.updates.add(t)
     this.hs.updates[h]++
@@ -302,9 +418,9 @@ export class Engine {
 
   /**
    * A session starts: the client joins with its holdings. It takes a slot (a
-   * new peer record: no channels), and the index lists its holdings under the
-   * session's tag as new entries, never chosen (records of its earlier
-   * sessions are stale).
+   * new peer record: no channels), and, if it serves, the index lists its
+   * holdings under the session's tag as new entries, never chosen (records
+   * of its earlier sessions are stale).
    * @param {number} c
    * @param {number} t
    * @param {number} h
@@ -312,24 +428,14 @@ export class Engine {
    */
   join (c, t, h) {
     const slots = this.slots
-    if (slots.tagsExhausted()) slots.renumber([this.holders.lists, this.channels.lists])
-    const s = slots.open(c)
+    if (slots.tagsExhausted()) this.renumber()
+    const s = slots.open(c, this.clock)
     if (s >= this.channels.lists.ownerCap) this.channels.ensureOwners(slots.capacity)
     this.channels.reset(s)
     this.slotOf[c] = s
-    const tag = slots.state[s * SLOT_STRIDE + TAG]
-    const stores = this.stores
-    const holders = this.holders
-    const n = stores.count(c)
-    // Read every object's record first, in a loop short enough that the
-    // processor has all those cache misses in flight at once; the adds then hit.
-    let touched = 0
-    for (let i = 0; i < n; i++) touched += holders.count(stores.objectAt(c, i))
-    this.prefetchSink += touched
-    for (let i = 0; i < n; i++) holders.add(stores.objectAt(c, i), s, tag)
-    this.joinHave += n
-    this.joins.add(t)
-    this.hs.joins[h]++
+    if (serves(this, c, s, t)) list(this, c, s)
+    else slots.state[s * SLOT_STRIDE + LISTED] = 0
+    countJoin(this, c, s, t, h)
     this.online++
     if (this.hs.onlinePeak[h] < this.online) this.hs.onlinePeak[h] = this.online
     return s

@@ -49,9 +49,16 @@ const etsyDefaults = {
   /** fewest and most requests in a session */
   sessionMin: 6,
   sessionMax: 16,
-  /** median seconds between a session's requests (lognormal) */
-  gapMedian: 3,
-  /** sigma of log(gap) */
+  /** fewest and most assets a page view asks the origin for (its HTTP-cache misses) */
+  pageAssetsMin: 2,
+  pageAssetsMax: 6,
+  /** bytes of a page request (0: the static-content log does not hold the pages, which another host served) */
+  pageBytes: 0,
+  /** median seconds from a page request to its first asset, and between a page's assets (lognormal): loaded together */
+  assetGapMedian: 0.5,
+  /** median seconds between a page view's last asset and the next page request (lognormal): reading time */
+  pageGapMedian: 20,
+  /** sigma of log(gap), both gaps */
   gapSigma: 1.0,
   /** share of sessions by returning visitors */
   returnShare: 0.4,
@@ -102,7 +109,9 @@ export function resolveEtsyParams (overrides = {}) {
   if (!(Number.isInteger(p.heavyClients) && p.heavyClients >= 0)) fail('heavyClients must be an integer ≥ 0')
   if (p.heavyClients === 0 && p.heavyShare > 0) p.heavyShare = 0
   if (!(p.sizeMedian >= 1 && p.siteAssetMedian >= 1 && p.tailMin >= 1 && p.sizeMax >= p.tailMin && p.tailAlpha > 0)) fail('sizes must be positive, sizeMax ≥ tailMin')
-  if (!(p.gapMedian > 0 && p.gapSigma >= 0 && p.sizeSigma >= 0)) fail('gapMedian must be > 0, sigmas ≥ 0')
+  if (!(p.assetGapMedian > 0 && p.pageGapMedian > 0 && p.gapSigma >= 0 && p.sizeSigma >= 0)) fail('assetGapMedian and pageGapMedian must be > 0, sigmas ≥ 0')
+  if (!(Number.isInteger(p.pageAssetsMin) && p.pageAssetsMin >= 1 && p.pageAssetsMax >= p.pageAssetsMin)) fail('need 1 ≤ pageAssetsMin ≤ pageAssetsMax')
+  if (!(p.pageBytes >= 0)) fail('pageBytes must be ≥ 0')
   if (!(p.catalogPerRequest > 0)) fail('catalogPerRequest must be > 0')
   if (!(p.heavyFactor >= 1)) fail('heavyFactor must be ≥ 1')
   return Object.freeze(/** @type {EtsyParams} */ (p))

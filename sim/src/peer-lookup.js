@@ -3,28 +3,32 @@
  * models them: the shared peer-selection rule's sample, ranking and mark
  * (`sampleStart`, `sampleNext`, `HolderRanking`, `rankKey`, imported from
  * the coordinator, not reimplemented) over the engine's typed arrays, and the
- * requester trying the returned holders in order. Functions of the engine's state, kept apart
- * from the engine's bookkeeping.
+ * requester trying the returned holders, racing the origin (the client's
+ * hedge). Functions of the engine's state, kept apart from the engine's
+ * bookkeeping.
  *
  * Random draws, in this order per lookup (sim/src/reference-model.js takes
  * the same ones, which is what lets it agree with the engine exactly): the
  * sample's start, only when the holder list (stale records included) is
  * longer than `candidateSample`; then one per new connection tried, only when
- * `failRate` > 0.
+ * `failRate` > 0 and the connection has not already failed for a reason that
+ * needs no draw (an untraversable end; with the hedge, a set-up longer than
+ * the client waits).
  */
 import { rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
 import { H_CHOSEN, H_SLOT, H_STRIDE, H_TAG } from './holder-index.js'
-import { CLIENT, MARK, SLOT_STRIDE, TAG } from './online-slots.js'
+import { CLIENT, MARK, PAGE, SINCE, SLOT_STRIDE, TAG } from './online-slots.js'
+import { UNTRAVERSABLE, reportNoChannel } from './serving.js'
 
 /** the largest `H_CHOSEN` an int32 holds */
 const CLOCK_LIMIT = 0x7fffffff
 
-// The loops below address fields by number, as `state[(slot << 2) + 1]` for
+// The loops below address fields by number, as `state[(slot << 3) + 1]` for
 // a slot's MARK and `pool[rec + 2]` for a holder record's H_CHOSEN: checked
 // here against the layouts they assume.
-const LAYOUT = [SLOT_STRIDE, TAG, MARK, H_STRIDE, H_SLOT, H_TAG, H_CHOSEN]
-if (LAYOUT.join() !== '4,0,1,3,0,1,2') throw new Error(`peer-lookup.js assumes layouts 4,0,1,3,0,1,2, not ${LAYOUT}`)
+const LAYOUT = [SLOT_STRIDE, TAG, MARK, PAGE, SINCE, H_STRIDE, H_SLOT, H_TAG, H_CHOSEN]
+if (LAYOUT.join() !== '8,0,1,3,4,3,0,1,2') throw new Error(`peer-lookup.js assumes layouts 8,0,1,3,4,3,0,1,2, not ${LAYOUT}`)
 
 /**
  * Moves the coordinator's clock back by half its range when it is about to
@@ -35,6 +39,9 @@ if (LAYOUT.join() !== '4,0,1,3,0,1,2') throw new Error(`peer-lookup.js assumes l
 export function rebaseClock (e) {
   const shift = 0x40000000
   e.holders.shiftChosen(shift)
+  // a peer record's join time moves with the entries' times, so that each keeps its side of it
+  const state = e.slots.state
+  for (let s = 0; s < e.slots.capacity; s++) state[s * SLOT_STRIDE + SINCE] = Math.max(0, state[s * SLOT_STRIDE + SINCE] - shift)
   e.clock -= shift
 }
 
@@ -48,7 +55,9 @@ export function rebaseClock (e) {
  * (handlers/lookup.js: `store.markChosen`). Stale records met on the way
  * (sessions that ended) do not count toward the sample and leave the index
  * afterwards: the coordinator would already have dropped them. A record
- * [slot, tag, chosen] is live while the slot's `TAG` is its tag.
+ * [slot, tag, chosen] is live while the slot's `TAG` is its tag; its time
+ * counts only if later than the holder's peer record's join (`SINCE`): a
+ * page view's new peer record lists its holdings as never chosen.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @param {number} o
@@ -78,11 +87,12 @@ export function rankHolders (e, c, o, size) {
   for (let pos = sampleStart(n, want, e.rng); pos !== -1;) {
     const rec = base + 3 * pos
     const p = pool[rec]
-    const at = p << 2
+    const at = p << 3
     if (state[at] === pool[rec + 1]) {
       found++
       const connected = state[at + 1] === mark
-      const key = rank(connected, pool[rec + 2])
+      const chosen = pool[rec + 2]
+      const key = rank(connected, chosen > state[at + 4] ? chosen : 0)
       if (ranking.wants(p, key) && accept(e, p, connected)) {
         ranking.insert(p, key)
         // first now only if it just entered first (a holder is listed once per object)
@@ -115,38 +125,121 @@ export function rankHolders (e, c, o, size) {
 }
 
 /**
- * The client tries the ranked holders in order (`rankHolders` has marked the first).
+ * The client tries the ranked holders (`rankHolders` has marked the first):
+ * with page-lifetime channels, those its page has not seen fail, starting at
+ * the page's turn (client/src/peer-fetch.js: a page's loads start at
+ * successive holders). A holder it has an open channel to answers at once; one
+ * whose channel an earlier load of the page is still setting up answers when
+ * that set-up ends; any other needs a new connection, which fails when either
+ * end is untraversable (or with `failRate`): the client reports it
+ * (`no_channel`) and, with the hedge, moves on after `PASS_OVER_S`.
+ *
+ * With the hedge on, the origin is asked too once no peer byte has come by
+ * the hedge deadline; the first complete copy wins (a tie goes to the origin),
+ * and the peer bytes sent before a losing peer was cancelled are wasted upload.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
- * @returns {number} the slot of the peer that served, or -1
+ * @param {number} size bytes of the asset
+ * @returns {number} the slot of the peer that served, or -1 (the origin)
  */
-export function tryHolders (e, c) {
+export function tryHolders (e, c, size) {
   const ranking = e.ranking
   const n = ranking.size
   if (n === 0) return -1
-  const chosen = ranking.ids
   e.lookupHits++
-  for (let i = 0; i < n; i++) {
-    const p = chosen[i]
+  const channels = e.channels
+  const state = e.slots.state
+  /** @type {ArrayLike<number>} */
+  let order = ranking.ids
+  let count = n
+  let start = 0
+  if (e.pageChannels) {
+    // the reply, less the peers that failed this page, from the page's turn on
+    if (e.tryBuf.length < n) e.tryBuf = growTo(e.tryBuf, n)
+    count = 0
+    for (let i = 0; i < n; i++) {
+      const p = order[i]
+      if (!failedThisPage(e, c, p)) e.tryBuf[count++] = p
+    }
+    order = e.tryBuf
+    start = count > 0 ? e.turn % count : 0
+  }
+  const t = e.now
+  const hedged = e.hedged
+  let tau = e.lookupTime
+  for (let k = 0; k < count; k++) {
+    const p = order[(start + k) % count]
+    const page = state[p * SLOT_STRIDE + PAGE]
+    let firstByte
     if (connected(e, p)) {
       e.reused++
-      return p
+      firstByte = tau
+    } else {
+      const at = channels.find(c, p)
+      const ready = at !== -1 && channels.lists.pool[at + 1] === page ? channels.readyAt(at) : NaN
+      if (ready === Infinity) continue // failed earlier this page (and in the loop above, so only as a guard)
+      if (!Number.isNaN(ready)) { // a set-up under way: wait for it
+        e.setupsShared++
+        firstByte = Math.max(tau, ready - t)
+      } else {
+        e.attempts++
+        if (connectionFails(e, c, p)) {
+          e.failures++
+          reportNoChannel(e, c, p) // may renumber ids, which moves records: found again below
+          if (e.pageChannels) channels.open(c, p, state[p * SLOT_STRIDE + PAGE], Infinity)
+          if (hedged) tau += e.passOver
+          continue
+        }
+        channels.open(c, p, page, hedged ? t + tau + e.setupTime : t, at)
+        firstByte = tau + e.setupTime
+      }
     }
-    e.attempts++
-    if (e.failRate > 0 && e.rng.random() < e.failRate) {
-      e.failures++
-      continue
-    }
-    e.channels.open(c, p, e.slots.state[p * SLOT_STRIDE + TAG])
-    return p
+    if (!hedged || firstByte <= e.deadline) return p
+    // the race: the origin started at the deadline
+    const originDone = e.deadline + e.originTtfb + size / e.originRate
+    const peerDone = firstByte + size / e.peerRate
+    if (peerDone < originDone) return p
+    e.racesLost++
+    if (originDone > firstByte) e.wastedUpload += Math.min(size, (originDone - firstByte) * e.peerRate)
+    return -1
   }
   return -1
 }
 
 /**
- * Marks the sessions `c` has live channels to with this lookup's number, in
+ * Whether a new connection from the asker in slot `c` to the holder in slot
+ * `p` fails: either end untraversable, or (with the hedge) a set-up longer
+ * than the client waits, or else a draw under `failRate`.
+ * @param {import('./engine.js').Engine} e
+ * @param {number} c
+ * @param {number} p
+ * @returns {boolean}
+ */
+function connectionFails (e, c, p) {
+  const state = e.slots.state
+  const traits = e.traits
+  if (((traits[state[c * SLOT_STRIDE + CLIENT]] | traits[state[p * SLOT_STRIDE + CLIENT]]) & UNTRAVERSABLE) !== 0) return true
+  if (e.hedged && e.setupTime > e.passOver) return true
+  return e.failRate > 0 && e.rng.random() < e.failRate
+}
+
+/**
+ * @param {import('./engine.js').Engine} e
+ * @param {number} c the asker's slot
+ * @param {number} p a holder's slot
+ * @returns {boolean} whether a connection from `c`'s page to `p`'s current peer record failed
+ */
+function failedThisPage (e, c, p) {
+  const at = e.channels.find(c, p)
+  return at !== -1 && e.channels.lists.pool[at + 1] === e.slots.state[p * SLOT_STRIDE + PAGE] && e.channels.readyAt(at) === Infinity
+}
+
+/**
+ * Marks the peer records `c` has open channels to with this lookup's number, in
  * the slot the lookup reads of every candidate anyway: checking a candidate is
- * then one comparison, not a scan of `c`'s channels per candidate.
+ * then one comparison, not a scan of `c`'s channels per candidate. A channel
+ * still being set up (or one that failed) is not open: the client's
+ * `connected` list (peer-pool.js) names open channels only.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @returns {number} this lookup's mark
@@ -154,23 +247,28 @@ export function tryHolders (e, c) {
 function markChannels (e, c) {
   // int32 marks wrap around; a mark 2^32 lookups old is long overwritten
   const mark = e.markSeq = (e.markSeq + 1) | 0
-  const lists = e.channels.lists
+  const channels = e.channels
+  const lists = channels.lists
   const n = lists.length(c)
   if (n === 0) return mark
   const pool = lists.pool
   const base = lists.base(c)
   const state = e.slots.state
+  const ready = channels.readyView()
+  const now = e.now
   for (let i = 0; i < n; i++) {
-    const at = pool[base + i * 2] << 2 // slot fields by number: see LAYOUT
-    if (state[at] === pool[base + i * 2 + 1]) state[at + 1] = mark
+    const rec = base + i * 4
+    const at = pool[rec] << 3 // slot fields by number: see LAYOUT
+    // the float64 `ready at` of a record is its fields 2–3 (channels.js)
+    if (state[at] !== 0 && state[at + 3] === pool[rec + 1] && ready[(rec >> 1) + 1] <= now) state[at + 1] = mark
   }
   return mark
 }
 
 /**
- * Whether the asker of the lookup in progress has a live data channel to the
- * session in slot `p`: one it opened in its current session (older ones were
- * closed) to that session. Reads the marks `markChannels` left.
+ * Whether the asker of the lookup in progress has an open data channel to the
+ * peer record in slot `p`: one its current peer record opened (older ones were
+ * closed) to that peer record. Reads the marks `markChannels` left.
  * @param {import('./engine.js').Engine} e
  * @param {number} p a slot
  * @returns {boolean}

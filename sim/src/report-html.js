@@ -6,7 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { loadChartJs } from '../../coordinator/src/chart-js.js'
-import { GENERATOR_BYTE_PARAMS, SIM_OPTION_SPECS } from './config.js'
+import { GENERATOR_BYTE_PARAMS, SIM_OPTION_SPECS, TEXT_KINDS } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { formatBytes, formatCount, formatPercent, formatRate, formatSize } from './format.js'
 import { SAMPLING_NOTE, countedText, hourZone, orderText } from './input-facts.js'
@@ -79,8 +79,17 @@ export function renderReport (report, chartJs) {
     ['of which failed', formatCount(cn.failures)],
     ['fetches over an open channel', formatCount(cn.reused)],
     ['lookups that returned holders', formatCount(co.lookupHits)],
+    ['fetches that waited for a set-up an earlier load of the page started', formatCount(cn.setupsShared)],
     ['store evictions', formatCount(r.store.evictions)],
-    ['objects larger than the quota', formatCount(r.store.tooBig)]
+    ['objects larger than the quota', formatCount(r.store.tooBig)],
+    ['page views (each a join with page-lifetime channels)', formatCount(r.pageViews)],
+    ['first page views: requests and bytes from the origin', `${formatCount(r.firstPage.requests)}, ${formatBytes(r.firstPage.bytes)}`],
+    ['audio and video: requests and bytes from the origin', `${formatCount(r.media.requests)}, ${formatBytes(r.media.bytes)}`],
+    ['races lost to the origin', formatCount(r.hedge.racesLost)],
+    ['peer upload wasted on lost races', formatBytes(r.hedge.wastedUploadBytes)],
+    ['no_channel reports sent / counted toward quarantine', `${formatCount(r.reports.sent)} / ${formatCount(r.reports.counted)}`],
+    ['quarantines (clients)', `${formatCount(r.reports.quarantines)} (${formatCount(r.reports.quarantinedClients)})`],
+    ['upload budget spent: in a session / in a day', `${formatCount(r.uploadBudget.sessionStops)} / ${formatCount(r.uploadBudget.dayStops)}`]
   ])
   const zone = hourZone(input)
   const counted = countedText(r)
@@ -194,7 +203,7 @@ function inputRows (r, zone) {
 function configRows (config) {
   return Object.entries(SIM_OPTION_SPECS).map(([key, spec]) => {
     const v = config[key]
-    return [`--${spec.flag}`, spec.kind === 'assets' ? String(v) : valueLabel(spec, v === 'Infinity' ? Infinity : v)]
+    return [`--${spec.flag}`, TEXT_KINDS.includes(spec.kind) ? String(v) : valueLabel(spec, v === 'Infinity' ? Infinity : v)]
   })
 }
 

@@ -116,3 +116,21 @@ export function replayRng (seed) {
 export function adopts (client, adoption, seed) {
   return adoption >= 1 || hashUniform(client, seed ^ 0x5bd1e995) < adoption
 }
+
+/** salts of the per-client traits, one each so that the traits are independent of each other and of adoption */
+const TRAIT_SALTS = Object.freeze({ untraversable: 0x27d4eb2f, receiveOnly: 0x165667b1 })
+
+/**
+ * Whether a client has a trait that a fraction of clients have (behind a NAT
+ * no connection traverses, receive-only): like `adopts`, a hash of the client
+ * and the seed, never a draw, so a client keeps it for the whole run and
+ * larger fractions contain smaller ones.
+ * @param {number} client
+ * @param {keyof typeof TRAIT_SALTS} trait
+ * @param {number} fraction 0–1
+ * @param {number} seed the run's `--seed`
+ * @returns {boolean}
+ */
+export function hasTrait (client, trait, fraction, seed) {
+  return fraction >= 1 || hashUniform(client, seed ^ TRAIT_SALTS[trait]) < fraction
+}

@@ -29,6 +29,15 @@ export const STATIC_CONTENT_TYPES = Object.freeze({
 })
 
 const EXTENSIONS = new Set(Object.values(STATIC_EXTENSIONS).flat())
+const MEDIA_EXTENSIONS = new Set(STATIC_EXTENSIONS.media)
+
+/**
+ * Extensions of pages: what a browser navigates to (`''`: a directory, or a
+ * route without one). A GET of one is a page view; downloads (`.txt`, `.pdf`,
+ * `.zip`, …) are neither pages nor assets.
+ */
+export const PAGE_EXTENSIONS = Object.freeze(['', 'html', 'htm', 'shtml', 'xhtml', 'php', 'asp', 'aspx', 'jsp', 'cgi', 'pl'])
+const PAGES = new Set(PAGE_EXTENSIONS)
 
 /**
  * @param {string} url a log's URL: a path, perhaps with a query, or absolute
@@ -50,6 +59,23 @@ export function urlExtension (url) {
  */
 export function isStaticUrl (url) {
   return EXTENSIONS.has(urlExtension(url))
+}
+
+/**
+ * @param {string} url
+ * @returns {boolean} whether the URL is a page's: a browser's navigation, not an asset a page embeds
+ */
+export function isPageUrl (url) {
+  return PAGES.has(urlExtension(url))
+}
+
+/**
+ * @param {string} url
+ * @returns {boolean} whether the URL is audio or video by its extension: a browser's `<audio>` and
+ *   `<video>` ask for it with `Range`, which the client's worker leaves to the origin
+ */
+export function isMediaUrl (url) {
+  return MEDIA_EXTENSIONS.has(urlExtension(url))
 }
 
 /**
@@ -97,9 +123,9 @@ export function assetRule (assets) {
 export function countedAndLeftOut (report) {
   const input = report.input ?? {}
   const left = { requests: report.requests - report.assetRequests, bytes: report.bytes - report.assetBytes }
-  // the trace reader knows why each request was left out; the generator writes only assets
-  const why = input.leftOut ?? { notServable: left, notAsset: { requests: 0, bytes: 0 } }
-  const rule = input.kind === 'synthetic' ? 'static assets (the generator writes only images, CSS and JS)' : input.assetRule ?? ''
+  // the trace reader knows why each request was left out; the generator writes assets and the pages that begin page views
+  const why = input.leftOut ?? { notServable: { requests: 0, bytes: 0 }, notAsset: left }
+  const rule = input.kind === 'synthetic' ? 'static assets (the generator writes images, CSS and JS, and the page requests that begin page views)' : input.assetRule ?? ''
   return {
     counted: { rule, requests: report.assetRequests, bytes: report.assetBytes },
     leftOut: { ...left, notServable: why.notServable, notAsset: why.notAsset }

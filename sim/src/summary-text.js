@@ -18,6 +18,26 @@ function inputLines (r) {
 }
 
 /**
+ * Lines on the real client's behaviours: page views and joins, what went to
+ * the origin without asking peers, the race with the origin, reports,
+ * quarantines and upload budgets.
+ * @param {Record<string, any>} r
+ * @returns {string[]}
+ */
+function clientLines (r) {
+  const c = r.coordinator
+  return [
+    `client: ${formatCount(r.pageViews)} page views, ${formatCount(c.joins)} joins; from the origin without asking peers: ` +
+      `first page views ${formatCount(r.firstPage.requests)} requests, ${formatBytes(r.firstPage.bytes)}; audio/video ${formatCount(r.media.requests)} requests, ${formatBytes(r.media.bytes)}`,
+    `lookups ${formatCount(c.lookups)} (${formatCount(c.lookupHits)} named a holder); races lost to the origin ${formatCount(r.hedge.racesLost)}, ` +
+      `upload wasted ${formatBytes(r.hedge.wastedUploadBytes)}; set-ups shared by a page's loads ${formatCount(r.connections.setupsShared)}`,
+    `reports (no_channel) ${formatCount(r.reports.sent)} sent, ${formatCount(r.reports.counted)} counted toward quarantine; ` +
+      `quarantines ${formatCount(r.reports.quarantines)} (${formatCount(r.reports.quarantinedClients)} clients); ` +
+      `upload budget spent ${formatCount(r.uploadBudget.sessionStops)} times in a session, ${formatCount(r.uploadBudget.dayStops)} in a day`
+  ]
+}
+
+/**
  * The human summary printed without --json.
  * @param {Record<string, any>} r
  * @returns {string}
@@ -46,6 +66,7 @@ export function summaryText (r) {
     ...(input.kind === 'trace' ? ['(a sampled log understates savings: docs/simulator.md, "Sampled logs")'] : []),
     `upload: max ${formatBytes(r.fairness.maxBytes)}, p99 ${formatBytes(r.fairness.p99Bytes)}, Gini ${r.fairness.gini.toFixed(2)}; ` +
       `connections: ${formatCount(r.connections.attempts)} new, ${formatCount(r.connections.failures)} failed, ${formatCount(r.connections.reused)} reused`,
+    ...clientLines(r),
     `coordinator: lookups ${formatRate(r.coordinator.lookupsPerSecond.mean)}/s mean, ${formatCount(r.coordinator.lookupsPerSecond.peak)}/s peak; ` +
       `updates ${formatRate(r.coordinator.updatesPerSecond.mean)}/s mean, ${formatCount(r.coordinator.updatesPerSecond.peak)}/s peak; ` +
       `joins ${formatCount(r.coordinator.joinsPerSecond.peak)}/s peak`

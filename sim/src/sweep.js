@@ -4,7 +4,7 @@
  * savings, so the weight of each assumption is visible. The runs themselves
  * go through run-pool.js with the main run, several at once.
  */
-import { SIM_OPTION_SPECS, parseNumber, resolveConfig } from './config.js'
+import { SIM_OPTION_SPECS, TEXT_KINDS, parseNumber, resolveConfig } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { formatBinaryBytes } from './format.js'
 
@@ -19,8 +19,8 @@ export function parseSweep (text) {
   const m = /^([a-zA-Z-]+)=(.+)$/.exec(text.trim())
   if (m === null) throw new MayghError(ERRORS.MGH_SIM_ERR_SWEEP, JSON.stringify(text))
   const entry = Object.entries(SIM_OPTION_SPECS).find(([key, spec]) => spec.flag === m[1] || key === m[1])
-  if (entry === undefined || entry[1].kind === 'assets') {
-    const names = Object.values(SIM_OPTION_SPECS).filter((s) => s.kind !== 'assets').map((s) => s.flag)
+  if (entry === undefined || TEXT_KINDS.includes(entry[1].kind)) {
+    const names = Object.values(SIM_OPTION_SPECS).filter((s) => !TEXT_KINDS.includes(s.kind)).map((s) => s.flag)
     throw new MayghError(ERRORS.MGH_SIM_ERR_SWEEP, `"${m[1]}" is not one of ${names.join(', ')}`)
   }
   const [key, spec] = entry
@@ -84,7 +84,8 @@ export function sweepTable (spec, results) {
  */
 export function valueLabel (spec, value) {
   if (value === Infinity) return 'inf'
-  if (spec.kind === 'bytes') return formatBinaryBytes(value)
+  if (spec.kind === 'bytes' || spec.kind === 'budget') return formatBinaryBytes(value)
   if (spec.kind === 'rate') return `${formatBinaryBytes(value)}/s`
+  if (spec.kind === 'speed') return `${Number((value * 8 / 1e6).toPrecision(4))} Mbit/s`
   return String(value)
 }

@@ -1,19 +1,21 @@
 /**
  * A synthetic Etsy-like week of static-asset requests, as an origin's log would
- * hold them (requests that missed the browser's HTTP cache). Deterministic for
- * a seed. Parameters and the public facts behind their defaults are in
- * docs/simulator.md ("The synthetic Etsy week").
+ * hold them (requests that missed the browser's HTTP cache), with the page
+ * requests that begin each page view. Deterministic for a seed. Parameters
+ * and the public facts behind their defaults are in docs/simulator.md ("The
+ * synthetic Etsy week").
  *
  * Sessions arrive as a Poisson process whose rate follows a daily and a weekly
  * cycle (thinning). A session belongs to a new visitor, a returning one, or one
- * of a few heavy clients, and is a burst of 6–16 requests a few seconds apart.
- * A request is for a site-wide asset (on a cold first page load), a new
- * photo nobody will ask for again, or a catalog object drawn from Zipf(alpha).
- * Sizes are lognormal with a Pareto tail, fixed per object by a hash.
- * Active sessions wait in a heap keyed by their next request time, so output
- * is in time order.
+ * of a few heavy clients, and is a burst of 6–16 asset requests in page views:
+ * a page request, then 2–6 assets requested together (fractions of a second
+ * apart), then a pause to read before the next page. An asset request is for
+ * a site-wide asset (on a cold first page load), a new photo nobody will ask
+ * for again, or a catalog object drawn from Zipf(alpha). Sizes are lognormal
+ * with a Pareto tail, fixed per object by a hash. Active sessions wait in a
+ * heap keyed by their next request time, so output is in time order.
  */
-import { FLAG_ASSET, RequestBatch } from './batch.js'
+import { FLAG_ASSET, FLAG_PAGE, RequestBatch } from './batch.js'
 import { resolveEtsyParams } from './etsy-params.js'
 import { Rng, hash2 } from './rng.js'
 import { ZipfSampler } from './zipf.js'
@@ -31,7 +33,9 @@ export class EtsyGenerator {
     this.catalog = Math.max(1, Math.round(p.requests * p.catalogPerRequest))
     this.zipf = new ZipfSampler(this.catalog, p.alpha)
     this.catalogBase = p.siteAssets
-    this.oneTimeBase = p.siteAssets + this.catalog
+    /** the object id of every page request (pages are never stored, so one id stands for them all) */
+    this.pageObject = p.siteAssets + this.catalog
+    this.oneTimeBase = this.pageObject + 1
     this.nextOneTime = this.oneTimeBase
     this.catalogSize = this.sizes(this.catalog, this.catalogBase)
     this.siteSize = new Uint32Array(p.siteAssets)
@@ -56,13 +60,17 @@ export class EtsyGenerator {
     this.slotLeft = new Int32Array(1024)
     this.slotSite = new Int32Array(1024)
     this.slotTemplate = new Int32Array(1024)
+    /** per slot, assets left in the current page view (0: a page request comes next) */
+    this.slotPageLeft = new Int32Array(1024)
     this.freeSlots = []
     this.slotsUsed = 0
     this.generated = 0
+    this.pages = 0
     this.now = p.start
     this.touched = new Uint8Array(this.catalog)
     this.siteTouched = new Uint8Array(p.siteAssets)
-    this.gapMu = Math.log(p.gapMedian)
+    this.assetGapMu = Math.log(p.assetGapMedian)
+    this.pageGapMu = Math.log(p.pageGapMedian)
   }
 
   /**
@@ -161,12 +169,25 @@ export class EtsyGenerator {
     if (t >= this.end) return false
     this.now = t
     const c = this.slotClient[slot]
+    const p = this.params
+    const rng = this.rng
+    if (this.slotPageLeft[slot] === 0) {
+      // a page view begins: the page, then its assets
+      batch.push(t, c, this.pageObject, p.pageBytes, FLAG_PAGE)
+      this.pages++
+      this.slotPageLeft[slot] = Math.min(this.slotLeft[slot], p.pageAssetsMin + rng.int(p.pageAssetsMax - p.pageAssetsMin + 1))
+      this.heapKey[0] = t + Math.exp(this.assetGapMu + p.gapSigma * rng.normal())
+      this.siftDown(0)
+      return true
+    }
     const o = this.pickObject(slot, c)
-    const size = o < this.catalogBase ? this.siteSize[o] : o < this.oneTimeBase ? this.catalogSize[o - this.catalogBase] : this.objectSize(o, this.params.sizeMedian, this.params.sizeSigma, true)
+    const size = o < this.catalogBase ? this.siteSize[o] : o < this.oneTimeBase ? this.catalogSize[o - this.catalogBase] : this.objectSize(o, p.sizeMedian, p.sizeSigma, true)
     batch.push(t, c, o, size, FLAG_ASSET)
     this.generated++
+    this.slotPageLeft[slot]--
     if (--this.slotLeft[slot] > 0) {
-      this.heapKey[0] = t + Math.exp(this.gapMu + this.params.gapSigma * this.rng.normal())
+      const mu = this.slotPageLeft[slot] > 0 ? this.assetGapMu : this.pageGapMu
+      this.heapKey[0] = t + Math.exp(mu + p.gapSigma * rng.normal())
       this.siftDown(0)
     } else {
       this.freeSlots.push(slot)
@@ -215,6 +236,7 @@ export class EtsyGenerator {
     this.slotClient[slot] = c
     this.slotLeft[slot] = len
     this.slotSite[slot] = cold ? p.siteAssetsPerLoad : 0
+    this.slotPageLeft[slot] = 0
     this.slotTemplate[slot] = p.siteAssetsPerLoad > 0 ? rng.int(Math.floor(p.siteAssets / p.siteAssetsPerLoad)) : 0
     if (this.heapN === this.heapKey.length) this.growHeap()
     const i = this.heapN++
@@ -308,7 +330,7 @@ export class EtsyGenerator {
 
   growSlots () {
     const n = this.slotClient.length * 2
-    for (const name of /** @type {const} */ (['slotClient', 'slotLeft', 'slotSite', 'slotTemplate'])) {
+    for (const name of /** @type {const} */ (['slotClient', 'slotLeft', 'slotSite', 'slotTemplate', 'slotPageLeft'])) {
       const next = new Int32Array(n)
       next.set(this[name])
       this[name] = next
@@ -325,7 +347,9 @@ export class EtsyGenerator {
       kind: 'synthetic',
       generator: 'etsy',
       params: this.params,
-      requests: this.generated,
+      requests: this.generated + this.pages,
+      assetRequests: this.generated,
+      pageRequests: this.pages,
       clients: this.nextClient,
       objects: site + touched + oneTime,
       catalog: this.catalog,

@@ -2,12 +2,14 @@
  * Streams a trace file into request batches: opens it (plain, gzip, zip),
  * splits lines across chunk boundaries, recognises the format, parses each
  * line in place, interns clients and URLs to integers, and marks the requests
- * peers could serve (static-assets.js). Bad lines are counted, with a few
+ * peers could serve (static-assets.js), page views (`FLAG_PAGE`: a GET of a
+ * page's URL answered 200 or 304) and audio or video assets (`FLAG_MEDIA`: by
+ * URL, or by the content type the line gives). Bad lines are counted, with a few
  * examples kept; they never stop a run. A request whose time is more than
  * `orderTolerance` seconds behind the newest read before it does: the log is
  * not in time order, and replaying it so would mislead (run with --sort).
  */
-import { FLAG_ASSET, RequestBatch, growTo } from './batch.js'
+import { FLAG_ASSET, FLAG_MEDIA, FLAG_PAGE, RequestBatch, growTo } from './batch.js'
 import { INPUT_DEFAULTS, SIM_DEFAULTS } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { ByteInterner } from './interner.js'
@@ -16,7 +18,11 @@ import { ClfParser } from './parse-clf.js'
 import { CsvParser } from './parse-csv.js'
 import { EpaParser } from './parse-epa.js'
 import { ParsedLine } from './parse-util.js'
-import { assetRule, isStaticContentType, isStaticUrl } from './static-assets.js'
+import { assetRule, isMediaUrl, isPageUrl, isStaticContentType, isStaticUrl } from './static-assets.js'
+
+/** bits of `kindOf`: the URL is a page's (a navigation), the URL is audio or video */
+const PAGE_URL = 2
+const MEDIA_URL = 4
 
 /** examples of bad lines kept for the report */
 export const BAD_EXAMPLES = 5
@@ -57,9 +63,12 @@ export class TraceReader {
     this.urls = new ByteInterner()
     /** per URL id: 0 unknown, 1 asset, 2 not */
     this.assetOf = new Uint8Array(1024)
-    /** content types seen (a few dozen), and the same cache per type id */
+    /** per URL id: 0 unknown, else 1 + (PAGE_URL if a page's URL) + (MEDIA_URL if audio or video) */
+    this.kindOf = new Uint8Array(1024)
+    /** content types seen (a few dozen), and the same caches per type id (media: 0 unknown, 1 audio/video, 2 not) */
     this.types = new ByteInterner()
     this.assetOfType = new Uint8Array(64)
+    this.mediaOfType = new Uint8Array(64)
     this.rec = new ParsedLine()
     this.lines = 0
     this.requests = 0
@@ -167,15 +176,22 @@ export class TraceReader {
     this.requests++
     const client = this.clients.intern(rec.hostBuf, rec.hostStart, rec.hostEnd)
     const url = this.urls.intern(rec.urlBuf, rec.urlStart, rec.urlEnd)
+    const urlKind = this.kindOfUrl(url)
     let flags = 0
     let kind = this.counts.notServable
+    const typed = rec.typeEnd > rec.typeStart
     if (rec.status === 200 && rec.get && rec.bytes > 0) {
       kind = this.counts.notAsset
-      if (rec.typeEnd > rec.typeStart && this.rule.kind === 'static' ? this.isAssetType(rec) : this.isAsset(url)) {
+      if (typed && this.rule.kind === 'static' ? this.isAssetType(rec) : this.isAsset(url)) {
         flags = FLAG_ASSET
         kind = this.counts.counted
+        // audio or video: by its URL, or by what the server said it was
+        if ((urlKind & MEDIA_URL) !== 0 || (typed && this.isMediaType(rec))) flags |= FLAG_MEDIA
       }
     }
+    // a page view: the browser navigated to a page (a 304 is one too: its body came from the HTTP
+    // cache), unless the line's content type says it was an asset (an image at `/photo?id=3`)
+    if ((urlKind & PAGE_URL) !== 0 && rec.get && (rec.status === 200 || rec.status === 304) && !(typed && this.isAssetType(rec))) flags |= FLAG_PAGE
     kind.requests++
     kind.bytes += rec.bytes
     const batch = this.batch
@@ -199,6 +215,32 @@ export class TraceReader {
       this.assetOf[url] = (rule.regex === null ? isStaticUrl(text) : rule.regex.test(text)) ? 1 : 2
     }
     return this.assetOf[url] === 1
+  }
+
+  /**
+   * @param {number} url
+   * @returns {number} 1 + (PAGE_URL if the URL is a page's) + (MEDIA_URL if it is audio or video), decided once per URL
+   */
+  kindOfUrl (url) {
+    if (url >= this.kindOf.length) this.kindOf = growTo(this.kindOf, url + 1)
+    let k = this.kindOf[url]
+    if (k === 0) {
+      const text = this.urls.string(url)
+      k = this.kindOf[url] = 1 + (isPageUrl(text) ? PAGE_URL : 0) + (isMediaUrl(text) ? MEDIA_URL : 0)
+    }
+    return k
+  }
+
+  /**
+   * Whether the content type the line gives is audio or video (decided once per type).
+   * @param {ParsedLine} rec
+   * @returns {boolean}
+   */
+  isMediaType (rec) {
+    const type = this.types.intern(rec.typeBuf, rec.typeStart, rec.typeEnd)
+    if (type >= this.mediaOfType.length) this.mediaOfType = growTo(this.mediaOfType, type + 1)
+    if (this.mediaOfType[type] === 0) this.mediaOfType[type] = /^\s*(audio|video)\//i.test(this.types.string(type)) ? 1 : 2
+    return this.mediaOfType[type] === 1
   }
 
   /**

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { FLAG_ASSET } from '../src/batch.js'
+import { FLAG_ASSET, FLAG_MEDIA, FLAG_PAGE } from '../src/batch.js'
 import { resolveConfig } from '../src/config.js'
 import { isStaticContentType, isStaticUrl, urlExtension } from '../src/static-assets.js'
 import { TraceReader } from '../src/trace-reader.js'
@@ -67,10 +67,11 @@ test('by default only static assets count; --assets all and a regex override', a
   const path = join(dir, 'mixed.log')
   await writeFile(path, LOG)
   const byDefault = await flagsOf(path)
-  assert.deepEqual(byDefault.flags, [0, FLAG_ASSET, 0, 0, 0, FLAG_ASSET])
+  // page views: GETs of pages (no extension, or a page's: CGI output too) answered 200 or 304
+  assert.deepEqual(byDefault.flags, [FLAG_PAGE, FLAG_ASSET, FLAG_PAGE, 0, 0, FLAG_ASSET])
   assert.deepEqual(byDefault.reader.summary().leftOut, { notServable: { requests: 2, bytes: 300 }, notAsset: { requests: 2, bytes: 1400 } })
-  assert.deepEqual((await flagsOf(path, { assets: 'all' })).flags, [FLAG_ASSET, FLAG_ASSET, FLAG_ASSET, 0, 0, FLAG_ASSET])
-  assert.deepEqual((await flagsOf(path, { assets: '^/cgi-bin/' })).flags, [0, 0, FLAG_ASSET, 0, 0, 0])
+  assert.deepEqual((await flagsOf(path, { assets: 'all' })).flags, [FLAG_ASSET | FLAG_PAGE, FLAG_ASSET, FLAG_ASSET | FLAG_PAGE, 0, 0, FLAG_ASSET])
+  assert.deepEqual((await flagsOf(path, { assets: '^/cgi-bin/' })).flags, [FLAG_PAGE, 0, FLAG_ASSET | FLAG_PAGE, 0, 0, 0])
   assert.throws(() => resolveConfig({ assets: '' }), { code: 'MGH_SIM_ERR_BAD_VALUE', message: /--assets all/ })
   assert.throws(() => resolveConfig({ assets: '(' }), { code: 'MGH_SIM_ERR_BAD_VALUE' })
 })
@@ -85,9 +86,27 @@ test('a CSV content_type decides where the log gives one; `-` or empty falls bac
     '4,b,/page,200,500,',
     '5,b,/app.js,200,500,"text/javascript"'
   ].join('\n'))
-  assert.deepEqual((await flagsOf(path)).flags, [FLAG_ASSET, 0, FLAG_ASSET, 0, FLAG_ASSET])
+  // `/page` is a page view; `/photo?id=3` would be by its URL, but its content type says it is an image
+  assert.deepEqual((await flagsOf(path)).flags, [FLAG_ASSET, 0, FLAG_ASSET, FLAG_PAGE, FLAG_ASSET])
   // a rule other than the default is about URLs: the content type is not consulted
-  assert.deepEqual((await flagsOf(path, { assets: '\\.gif$' })).flags, [0, FLAG_ASSET, FLAG_ASSET, 0, 0])
+  assert.deepEqual((await flagsOf(path, { assets: '\\.gif$' })).flags, [0, FLAG_ASSET, FLAG_ASSET, FLAG_PAGE, 0])
+})
+
+test('audio and video assets are marked by URL or by the content type the line gives', async () => {
+  const path = join(dir, 'media.csv')
+  await writeFile(path, [
+    'ts_unix,client,url,status,bytes,content_type',
+    '1,a,/clip.MPG,200,5000,',
+    '2,a,/stream?id=1,200,5000,video/mp4',
+    '3,a,/talk.mp3,200,5000,audio/mpeg',
+    '4,a,/photo.jpg,200,500,image/jpeg',
+    '5,a,/clip.mpg,206,500,', // a partial response is not served by peers at all
+    '6,a,/notes.txt,200,50,'
+  ].join('\n'))
+  const M = FLAG_ASSET | FLAG_MEDIA
+  assert.deepEqual((await flagsOf(path)).flags, [M, M, M, FLAG_ASSET, 0, 0])
+  // under --assets all the media bit still marks audio and video, by URL or type
+  assert.deepEqual((await flagsOf(path, { assets: 'all' })).flags, [M, M, M, FLAG_ASSET, 0, FLAG_ASSET])
 })
 
 test('the JSON and the summary say what was counted and what was left out', async () => {

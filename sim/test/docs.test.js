@@ -12,8 +12,12 @@ test('every model flag is documented with its default', () => {
     const row = doc.split('\n').find((line) => line.startsWith(`| \`--${spec.flag}\``))
     assert.ok(row, `--${spec.flag} has no row in docs/simulator.md`)
     const def = /** @type {any} */ (SIM_DEFAULTS)[key]
-    const shown = def === Infinity ? 'inf' : def === '' ? "''" : key === 'quotaBytes' ? '50m' : key === 'uploadBurst' ? '4m' : String(def)
+    // byte sizes as the flags take them: 50m, 4m
+    const mib = (spec.kind === 'bytes' || spec.kind === 'budget') && def > 0 && def % 2 ** 20 === 0
+    const shown = def === Infinity ? 'inf' : def === '' ? "''" : mib ? `${def / 2 ** 20}m` : String(def)
     assert.ok(row.includes(`\`${shown}\``), `--${spec.flag}: default ${shown} not in "${row}"`)
+    // a choice lists its values
+    for (const value of spec.values ?? []) assert.ok(row.includes(`\`${value}\``), `--${spec.flag}: value ${value} not in "${row}"`)
   }
 })
 

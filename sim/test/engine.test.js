@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { FLAG_ASSET, RequestBatch } from '../src/batch.js'
-import { resolveConfig } from '../src/config.js'
+import { IDEALISED, resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine.js'
 import { H_SLOT, H_STRIDE, H_TAG } from '../src/holder-index.js'
 import { SLOT_STRIDE, TAG } from '../src/online-slots.js'
@@ -10,8 +10,8 @@ import { rebaseClock } from '../src/peer-lookup.js'
 import { replayRequests, runSimulation } from '../src/run.js'
 import { SessionWindow } from '../src/session-window.js'
 
-/** A deterministic config: no connection failures or set-up time, no plug-in pass. */
-const base = { failRate: 0, setupTime: 0, pluginAdoption: 0, linger: 60, sessionGap: 1800 }
+/** A deterministic config: the idealised client, no connection failures or set-up time, no plug-in pass. */
+const base = { ...IDEALISED, failRate: 0, setupTime: 0, pluginAdoption: 0, linger: 60, sessionGap: 1800 }
 
 /**
  * @param {[number, number, number, number, number?][]} requests [t, client, object, bytes, flags?]
@@ -158,7 +158,7 @@ test('the coordinator clock moves back before it overflows, keeping the order of
   // four entries of one object (a block) and one of another (inline)
   const entries = [[5, 0, 0], [5, 1, 5], [5, 2, 0x40000000 + 7], [5, 3, 0x7ffffff0], [6, 0, 0x50000000]]
   for (const [o, c, t] of entries) {
-    const s = engine.slots.open(c)
+    const s = engine.slots.open(c, 0)
     engine.holders.add(o, s, engine.slots.state[s * SLOT_STRIDE + TAG])
     engine.holders.setChosen(o, engine.holders.count(o) - 1, t)
   }
@@ -203,7 +203,7 @@ test('session tags are renumbered before they overflow; live records keep workin
   let renumbered = 0
   const engine = new Engine(resolveConfig({ pluginAdoption: 0 }))
   const renumber = engine.slots.renumber.bind(engine.slots)
-  engine.slots.renumber = (lists) => { renumbered++; renumber(lists) }
+  engine.slots.renumber = (...lists) => { renumbered++; renumber(...lists) }
   engine.slots.tagLimit = engine.slots.capacity + 300
   const { EtsyGenerator } = await import('../src/synthetic-etsy.js')
   const window = new SessionWindow(engine.config.sessionGap, (b) => engine.processBatch(b))
@@ -229,6 +229,17 @@ test('session tags are renumbered before they overflow; live records keep workin
     }
   }
   assert.ok(marked > 10, `${marked} marked entries left`)
+  // channel records name page ids the counter has given since the last renumbering, never older ones
+  const channels = engine.channels.lists
+  let records = 0
+  for (let s = 0; s < engine.slots.capacity; s++) {
+    for (let i = 0; i < channels.length(s); i++) {
+      const page = channels.pool[channels.base(s) + i * channels.stride + 1]
+      assert.ok(page > 0 && page <= engine.slots.lastTag, `page id ${page} after ${engine.slots.lastTag}`)
+      records++
+    }
+  }
+  assert.ok(records > 0, 'some channels were open at the end')
 })
 
 test('nobody serves when nobody adopts', () => {
@@ -298,14 +309,18 @@ test('a synthetic week: bytes add up, the oracle bounds savings, the plug-in sav
   const run = await runSimulation({ synthetic: 'etsy', generator: { requests: 60_000, days: 2, seed: 3 } }, config)
   const r = run.maygh
   assertBytesAddUp(r)
-  assert.ok(r.savings > 0.05 && r.savings < 1, `savings ${r.savings}`)
+  // a small crowd (60,000 requests in two days) under the real client's behaviours saves little
+  assert.ok(r.savings > 0.02 && r.savings < 1, `savings ${r.savings}`)
   assert.ok(run.plugin !== null)
   assert.ok(run.plugin.savings < r.savings)
   assert.ok(run.plugin.adopters < r.adopters * 0.2 && run.plugin.adopters > r.adopters * 0.05)
   assert.equal(r.hourly.hours, 48)
   assert.equal(r.hourly.requests.reduce((a, b) => a + b, 0), r.requests)
   assert.equal(Math.round(r.hourly.originBytes.reduce((a, b) => a + b, 0)), r.originBytes)
-  assert.equal(r.coordinator.lookups, r.assetRequests - r.cacheRequests)
+  // every asset request asks the coordinator except own-store hits and first page views (no media here)
+  assert.equal(r.coordinator.lookups, r.assetRequests - r.cacheRequests - r.firstPage.requests)
+  assert.equal(r.media.requests, 0)
+  assert.ok(r.firstPage.requests > 0 && r.coordinator.joins === r.pageViews)
   assert.ok(r.fairness.gini >= 0 && r.fairness.gini <= 1)
   assert.ok(r.coordinator.lookupsPerSecond.peak >= r.coordinator.lookupsPerSecond.mean)
   // same seed, same numbers

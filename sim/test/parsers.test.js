@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
-import { FLAG_ASSET } from '../src/batch.js'
+import { FLAG_ASSET, FLAG_PAGE } from '../src/batch.js'
 import { TraceReader, detectFormat } from '../src/trace-reader.js'
 
 const TRACES = fileURLToPath(new URL('../../../shared/traces/', import.meta.url))
@@ -124,8 +124,10 @@ test('CLF and Combined lines parse; bad lines are counted with examples, never f
   assert.equal(ts[0], Date.UTC(1995, 6, 1, 4, 0, 1) / 1000)
   assert.equal(ts[3], Date.UTC(2000, 9, 10, 20, 55, 36) / 1000) // -0700
   assert.deepEqual(bytes, [6245, 3985, 0, 2326, 12, 0, 5, 7])
-  // assets: 200 GETs with bytes; not the 304, the POST, or the 200 with "-"
-  assert.deepEqual(flags, [FLAG_ASSET, FLAG_ASSET, 0, FLAG_ASSET, 0, 0, FLAG_ASSET, FLAG_ASSET])
+  // assets: 200 GETs with bytes; not the 304, the POST, or the 200 with "-"; page views: GETs of
+  // pages (no extension here) answered 200 or 304, whatever their bytes
+  const P = FLAG_PAGE
+  assert.deepEqual(flags, [FLAG_ASSET | P, FLAG_ASSET | P, P, FLAG_ASSET, 0, P, FLAG_ASSET | P, FLAG_ASSET | P])
   assert.equal(client[0], client[2])
   assert.equal(object[0], object[2])
   assert.equal(s.clients, 7)
@@ -192,7 +194,7 @@ test('the --assets pattern limits what Maygh may serve', async () => {
   const path = join(dir, 'assets.log')
   await writeFile(path, CLF.join('\n'))
   const { flags } = await readAll(path, { assets: '\\.gif$' })
-  assert.deepEqual(flags, [0, 0, 0, FLAG_ASSET, 0, 0, 0])
+  assert.deepEqual(flags, [FLAG_PAGE, FLAG_PAGE, FLAG_PAGE, FLAG_ASSET, 0, FLAG_PAGE, FLAG_PAGE])
 })
 
 test('the time zone: CLF lines that agree give theirs, EPA its implied EDT, CSV and mixed CLF none (UTC)', async () => {

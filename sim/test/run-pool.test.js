@@ -1,7 +1,7 @@
 // Several runs at once in worker threads: the same results as one after another, errors keep their codes.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { resolveConfig } from '../src/config.js'
+import { IDEALISED, resolveConfig } from '../src/config.js'
 import { MayghError } from '../../protocol/index.js'
 import { runJobs } from '../src/run-pool.js'
 import { parseSweep, sweepJobs, sweepTable } from '../src/sweep.js'
@@ -15,7 +15,8 @@ const SOURCE = { synthetic: /** @type {'etsy'} */ ('etsy'), generator: { request
 const comparable = ({ elapsedSeconds, ...rest }) => rest
 
 test('runs in workers give exactly the results of runs in this thread, in the jobs\' order', async () => {
-  const base = resolveConfig({})
+  // the idealised client, whose savings grow with linger (checked at the end)
+  const base = resolveConfig(IDEALISED)
   const spec = parseSweep('linger=0,300,1800')
   const jobs = [{ source: SOURCE, config: base }, ...sweepJobs(SOURCE, base, spec)]
   /** @type {number[]} */

@@ -10,10 +10,10 @@ import { test } from 'node:test'
 import fc from 'fast-check'
 import { lookup } from '../../coordinator/src/handlers/lookup.js'
 import { MemoryStore } from '../../coordinator/src/store/memory-store.js'
-import { resolveConfig } from '../src/config.js'
+import { IDEALISED, resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine.js'
 import { H_SLOT, H_STRIDE } from '../src/holder-index.js'
-import { SLOT_STRIDE, TAG } from '../src/online-slots.js'
+import { PAGE, SLOT_STRIDE, TAG } from '../src/online-slots.js'
 import { rankHolders, tryHolders } from '../src/peer-lookup.js'
 import { Rng } from '../src/rng.js'
 import { Metrics } from '../../coordinator/src/metrics.js'
@@ -124,7 +124,7 @@ async function coordinatorSide (c) {
  * @param {any} c
  */
 function simulatorSide (c) {
-  const engine = new Engine(resolveConfig({ maxHolders: c.maxHolders, candidateSample: c.maxHolders + c.extraSample, failRate: 0, setupTime: 0, pluginAdoption: 0 }))
+  const engine = new Engine(resolveConfig({ ...IDEALISED, maxHolders: c.maxHolders, candidateSample: c.maxHolders + c.extraSample, failRate: 0, setupTime: 0, pluginAdoption: 0 }))
   engine.rng = new Rng(c.seed)
   const { holders, slots } = engine
   holders.ensureObjects(HASHES.length)
@@ -134,7 +134,7 @@ function simulatorSide (c) {
   const clientAt = new Map()
   const slot = (/** @type {number} */ cl) => {
     if (!slotOf.has(cl)) {
-      const s = slots.open(cl)
+      const s = slots.open(cl, 0)
       slotOf.set(cl, s)
       clientAt.set(s, cl)
     }
@@ -155,10 +155,10 @@ function simulatorSide (c) {
       const a = slot(step.client)
       engine.channels.ensureOwners(slots.capacity)
       engine.channels.reset(a)
-      for (const cl of step.connected ?? []) engine.channels.open(a, slot(cl), tag(cl))
+      for (const cl of step.connected ?? []) engine.channels.open(a, slot(cl), slots.state[slot(cl) * SLOT_STRIDE + PAGE])
       rankHolders(engine, a, step.asset, 1) // ranks, and marks the first's entry
       peers = engine.ranking.ids.slice(0, engine.ranking.size).map((s) => clientAt.get(s))
-      tryHolders(engine, a)
+      tryHolders(engine, a, 1)
     } else if (step.kind === 'add') {
       holders.add(step.asset, slot(step.client), tag(step.client))
     } else {

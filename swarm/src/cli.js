@@ -38,7 +38,9 @@ const defaults = {
   /** the busiest clients browse in real browsers (Chromium and Firefox in turn); the rest are Node peers */
   browsers: 2,
   /** coordinators (more than one needs --store redis or cluster) */
-  shards: 1
+  shards: 1,
+  /** lying Node visitors (the busiest after the browsers; corrupt bytes and false misses in turn) */
+  liars: 0
 }
 // Frozen apart from its literal, so that fields type as number, not as their default values.
 export const SWARM_DEFAULTS = Object.freeze(defaults)
@@ -65,7 +67,7 @@ export function simSettings (o) {
   }
 }
 
-const NUMBERS = /** @type {const} */ (['from', 'duration', 'speedup', 'rttMs', 'mbps', 'untraversable', 'seed', 'repeat', 'browsers', 'shards'])
+const NUMBERS = /** @type {const} */ (['from', 'duration', 'speedup', 'rttMs', 'mbps', 'untraversable', 'seed', 'repeat', 'browsers', 'shards', 'liars'])
 const kebab = (/** @type {string} */ k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
 
 export function helpText () {
@@ -93,7 +95,8 @@ const HELP = /** @type {Record<typeof NUMBERS[number], string>} */ ({
   seed: 'which visitors those are',
   repeat: 'crowd runs of the slice (≥ 2 gives the repeat spread)',
   browsers: 'busiest clients that browse in Chromium and Firefox (in turn)',
-  shards: 'coordinators (more than one: --store redis or cluster)'
+  shards: 'coordinators (more than one: --store redis or cluster)',
+  liars: 'busiest Node visitors that lie (corrupt bytes, false misses in turn)'
 })
 
 /**
@@ -132,7 +135,7 @@ export function parseFlags (argv) {
     const ok = Number.isFinite(n) && n >= 0 &&
       (k === 'untraversable' ? n <= 1 : true) &&
       ((k === 'speedup' || k === 'duration' || k === 'mbps') ? n > 0 : true) &&
-      ((k === 'repeat' || k === 'seed' || k === 'browsers' || k === 'shards') ? Number.isInteger(n) : true) && (k === 'shards' ? n >= 1 && n <= 8 : true) && (k === 'repeat' ? n >= 1 && n <= 10 : true) && (k === 'browsers' ? n <= 8 : true)
+      ((k === 'repeat' || k === 'seed' || k === 'browsers' || k === 'shards' || k === 'liars') ? Number.isInteger(n) : true) && (k === 'shards' ? n >= 1 && n <= 8 : true) && (k === 'repeat' ? n >= 1 && n <= 10 : true) && (k === 'browsers' ? n <= 8 : true)
     if (!ok) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--${kebab(k)} ${JSON.stringify(text)}: ${HELP[k]}`)
     o[k] = n
   }
@@ -170,7 +173,7 @@ export async function main (argv, io) {
     const runs = []
     for (let i = 0; i < o.repeat; i++) {
       io.err(`crowd run ${i + 1} of ${o.repeat}`)
-      runs.push(await runCrowd({ ...common, untraversable: o.untraversable, seed: o.seed, browsers: o.browsers, store: flags.store, shards: o.shards }))
+      runs.push(await runCrowd({ ...common, untraversable: o.untraversable, seed: o.seed, browsers: o.browsers, store: flags.store, shards: o.shards, liars: o.liars }))
     }
     const crowd = runs.map((r) => crowdFigures(slice, r))
     let baseline = null
@@ -182,7 +185,7 @@ export async function main (argv, io) {
     }
     const sim = flags.sim ? await simFigures(slice, simSettings(o)) : null
     const check = sim ? bind(crowd, sim) : null
-    const result = { store: flags.store, slice: { trace: flags.trace, from: o.from, duration: o.duration, requests: slice.requests.length, views: slice.views.length, visitors: slice.clients.size, countedBytes: slice.totals.bytes }, settings: o, crowd, runs: runs.map((r) => ({ wallMs: r.wallMs, coordinator: r.coordinator, untraversable: r.untraversable.length, origin: r.origin.byKind, errorSamples: r.errorSamples })), baseline, sim: sim && { ...sim, result: undefined }, check }
+    const result = { store: flags.store, slice: { trace: flags.trace, from: o.from, duration: o.duration, requests: slice.requests.length, views: slice.views.length, visitors: slice.clients.size, countedBytes: slice.totals.bytes }, settings: o, crowd, runs: runs.map((r) => ({ wallMs: r.wallMs, coordinator: r.coordinator, untraversable: r.untraversable.length, origin: r.origin.byKind, errorSamples: r.errorSamples, quarantine: r.quarantine })), baseline, sim: sim && { ...sim, result: undefined }, check }
     io.out(flags.json ? JSON.stringify(result) : summary(result))
     return 0
   } catch (err) {
@@ -226,7 +229,7 @@ function summary (r) {
     const run = r.runs[i]
     lines.push(`run ${i + 1}: origin sent ${mb(f.originBytes)} of ${mb(f.countedBytes)} counted, and ${mb(f.maygh)} of maygh's own files (net savings ${pct(f.netSavings)}); ${f.failed} failed loads; ` +
       `dashboard: ${pct(f.dashboard.share)} of asset bytes not from the origin (origin counter: ${pct(f.dashboard.truth)}), origin ${mb(f.dashboard.originReported)} reported (counted ${mb(f.dashboard.originCounted)}); ` +
-      `${run.coordinator.joins} joins, ${run.coordinator.lookupHits}/${run.coordinator.lookups} lookups hit, ${f.setups} peer set-ups, reports ${run.coordinator.reports_no_channel} no_channel / ${run.coordinator.reports_stall} stall / ${run.coordinator.reports_miss} miss / ${run.coordinator.reports_hash_mismatch} bad bytes, ${run.coordinator.quarantines} quarantined; ` +
+      `${run.coordinator.joins} joins, ${run.coordinator.lookupHits}/${run.coordinator.lookups} lookups hit, ${f.setups} peer set-ups, reports ${run.coordinator.reports_no_channel} no_channel / ${run.coordinator.reports_stall} stall / ${run.coordinator.reports_miss} miss / ${run.coordinator.reports_hash_mismatch} bad bytes, ${run.coordinator.quarantines} quarantined (liars ${run.quarantine.liars.filter((/** @type {string} */ l) => run.quarantine.quarantined.includes(l)).length} of ${run.quarantine.liars.length}, others ${run.quarantine.quarantined.filter((/** @type {string} */ q) => !run.quarantine.liars.includes(q)).length}); ` +
       `page load p50 ${f.p50.toFixed(0)} ms, p95 ${f.p95.toFixed(0)} ms; visitors' errors ${JSON.stringify(f.errors)}`)
   }
   if (r.baseline) lines.push(`without the script: page load p50 ${r.baseline.p50.toFixed(0)} ms, p95 ${r.baseline.p95.toFixed(0)} ms (maygh/without: ${(c[0].p50 / r.baseline.p50).toFixed(2)}×, ${(c[0].p95 / r.baseline.p95).toFixed(2)}×); origin sent ${mb(r.baseline.originBytes)}`)

@@ -21,6 +21,7 @@ import { startReplaySite } from './replay-site.js'
 import { NodeVisitor, installSite } from './node-visitor.js'
 import { BrowserVisitor, launchBrowsers } from './browser-visitor.js'
 import { untraversableClient } from './visitor-kinds.js'
+import { subjectOf } from '../../coordinator/src/quarantine.js'
 
 /** the join tokens' secret: made per run, known to nobody else */
 const SECRET = `crowd-${Math.random().toString(36).slice(2)}-${Date.now()}-secret-of-some-length`
@@ -37,6 +38,7 @@ const SECRET = `crowd-${Math.random().toString(36).slice(2)}-${Date.now()}-secre
  * @property {number} [browsers] how many of the busiest clients are real browsers (Chromium and Firefox in turn)
  * @property {string} [clientDir] the built client bundles the site serves (default: the repository's dist/)
  * @property {'memory' | 'redis' | 'cluster'} [store] the coordinators' store: in-process (one coordinator), one Redis, a 6-node Redis Cluster
+ * @property {number} [liars] how many of the busiest Node visitors lie (corrupt bytes and false misses in turn)
  * @property {number} [shards] coordinators (on Redis or a Cluster); each visitor's pages list them all and pick one, as the client does
  * @property {Record<string, string>} [clientData] `data-` attributes beyond the coordinator and token (none: the client's defaults)
  * @property {(line: string) => void} [log]
@@ -53,6 +55,7 @@ const SECRET = `crowd-${Math.random().toString(36).slice(2)}-${Date.now()}-secre
  * @property {number} visitors
  * @property {string[]} untraversable the visitors behind an untraversable NAT
  * @property {Record<string, string[]>} errorSamples the first few messages of each error code Node visitors met
+ * @property {{ liars: string[], quarantined: string[] }} quarantine the lying visitors, and every visitor quarantined by the end
  */
 
 /**
@@ -60,7 +63,7 @@ const SECRET = `crowd-${Math.random().toString(36).slice(2)}-${Date.now()}-secre
  * @returns {Promise<CrowdResult>}
  */
 export async function runCrowd (o) {
-  const { slice, speedup = 10, rttMs = 80, mbps = 5, untraversable = 0, seed = 1, withScript = true, browsers = 0, clientDir, clientData = {}, store = 'memory', shards = 1, log = () => {} } = o
+  const { slice, speedup = 10, rttMs = 80, mbps = 5, untraversable = 0, seed = 1, withScript = true, browsers = 0, liars = 0, clientDir, clientData = {}, store = 'memory', shards = 1, log = () => {} } = o
   if (store === 'memory' && shards !== 1) throw new TypeError('the in-process store serves one coordinator: use redis or cluster for more shards')
   const redis = store === 'redis' ? await startRedisServer() : store === 'cluster' ? await startRedisCluster() : null
   const coordinators = []
@@ -84,6 +87,8 @@ export async function runCrowd (o) {
   // The busiest clients (most page views) browse in real browsers, when the replay has the script.
   const inBrowsers = withScript ? [...slice.clients].sort((a, b) => b[1].length - a[1].length).slice(0, browsers).map(([c]) => c) : []
   const launched = await launchBrowsers(inBrowsers.length)
+  // The next busiest lie: they meet many visitors, as a liar that wants to do harm would.
+  const lying = withScript ? [...slice.clients].sort((a, b) => b[1].length - a[1].length).map(([c]) => c).filter((c) => !inBrowsers.includes(c)).slice(0, liars) : []
   /** @type {Map<string, NodeVisitor | BrowserVisitor>} */
   const visitors = new Map()
   const visitorOf = (/** @type {string} */ client) => {
@@ -95,7 +100,7 @@ export async function runCrowd (o) {
       const b = inBrowsers.indexOf(client)
       v = b !== -1
         ? new BrowserVisitor({ browser: launched[b], site: site.url, name: client, token, untraversable: blocked })
-        : new NodeVisitor({ site: site.url, name: client, plain: !withScript, untraversable: blocked, data: { ...clientData, coordinator: coordinatorUrls, token } })
+        : new NodeVisitor({ site: site.url, name: client, plain: !withScript, untraversable: blocked, liar: lying.includes(client) ? (lying.indexOf(client) % 2 ? 'miss' : 'corrupt') : undefined, data: { ...clientData, coordinator: coordinatorUrls, token } })
       visitors.set(client, v)
     }
     return v
@@ -140,7 +145,8 @@ export async function runCrowd (o) {
       usage: stats.usage,
       visitors: visitors.size,
       untraversable: stuck,
-      errorSamples: samplesOf([...visitors.values()])
+      errorSamples: samplesOf([...visitors.values()]),
+      quarantine: { liars: lying, quarantined: await quarantinedOf(coordinator, [...visitors.keys()]) }
     }
   } finally {
     await Promise.all([...visitors.values()].map((v) => v.close()))
@@ -149,6 +155,16 @@ export async function runCrowd (o) {
     for (const c of coordinators) await c.close()
     await redis?.close()
   }
+}
+
+/**
+ * The visitors the coordinators' store holds in quarantine (each visitor is its join token's).
+ * @param {import('../../coordinator/src/server.js').Coordinator} coordinator
+ * @param {string[]} names
+ */
+async function quarantinedOf (coordinator, names) {
+  const held = await Promise.all(names.map((n) => coordinator.store.isQuarantined(subjectOf('visitor', n))))
+  return names.filter((_, i) => held[i])
 }
 
 /**

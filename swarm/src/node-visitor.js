@@ -127,6 +127,8 @@ export class NodeVisitor {
    * @param {{ saveData?: boolean, type?: string }} [o.connection] what `navigator.connection` says (Save-Data, cellular: receive-only)
    * @param {string} [o.localAddress] the address its coordinator socket comes from (127.x.y.z: per-address limits see distinct clients)
    * @param {boolean} [o.plain] a visitor of the same site without the script: every request goes to the origin
+   * @param {'corrupt' | 'miss'} [o.liar] a lying peer: it announces what it holds, then serves it with a byte
+   *   flipped (after its own check, as a tampered page would), or says `miss`
    */
   constructor (o) {
     this.o = o
@@ -202,7 +204,7 @@ export class NodeVisitor {
     await nav.arrayBuffer()
     if (this.o.plain) return this.plainView(t0, [...assets, ...others])
     const setups = this.setups
-    const page = this.page = startPeers(this.config, { holdings: () => this.cache.hashes(), read: (h) => this.cache.get(h), opened: this.cacheReady }, this.env)
+    const page = this.page = startPeers(this.config, { holdings: () => this.cache.hashes(), read: (h) => this.serve(h), opened: this.cacheReady }, this.env)
     // What went wrong on the way, with the messages of the first few of each kind (for the run's report).
     page.stats.on('error', (/** @type {{ code: string, message: string }} */ e) => {
       const seen = (this.samples[e.code] ??= [])
@@ -274,6 +276,21 @@ export class NodeVisitor {
     } catch {
       return { url, source: 'failed', bytes: 0, ms: performance.now() - t0 }
     }
+  }
+
+  /**
+   * What this visitor gives a peer that asks for `hash`: its store's verified bytes, unless it lies.
+   * @param {string} hash
+   */
+  async serve (hash) {
+    if (this.o.liar === 'miss') return null
+    const asset = await this.cache.get(hash)
+    if (asset && this.o.liar === 'corrupt' && asset.bytes.length) {
+      const bytes = asset.bytes.slice()
+      bytes[bytes.length >> 1] ^= 0x5a
+      return { ...asset, bytes }
+    }
+    return asset
   }
 
   /**

@@ -4,7 +4,6 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -14,6 +13,8 @@ import { ERRORS, matches } from '../../protocol/index.js'
 import { MIN_BYTES, assetBytes } from '../src/asset-bytes.js'
 import { startReplaySite } from '../src/replay-site.js'
 import { checkGif, checkJpeg, checkPng } from '../../test/support/image-checks.js'
+import { request } from 'node:http'
+import { rawRequest } from '../../test/support/raw-http.js'
 
 const BUNDLE = '/* fake maygh client for tests */\n'
 const BIG = 40 * 1024 * 1024
@@ -62,15 +63,7 @@ after(async () => {
  * @returns {Promise<{ status: number, headers: import('node:http').IncomingHttpHeaders, body: Buffer }>}
  */
 function get (path, { method = 'GET', headers = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: site.port, path, method, headers }, (res) => {
-      const chunks = /** @type {Buffer[]} */ ([])
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-    })
-    req.on('error', reject)
-    req.end()
-  })
+  return rawRequest(site.port, method, path, headers)
 }
 
 /**
