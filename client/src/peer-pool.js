@@ -23,7 +23,8 @@ export class PeerPool {
    * @param {object} options
    * @param {import('./signaling.js').Signaling} options.signaling
    * @param {{ connectTimeoutMs: number, stallMs: number }} options.config
-   * @param {typeof RTCPeerConnection} [options.RTCPeerConnection] the page's, by default
+   * @param {{ RTCPeerConnection?: typeof RTCPeerConnection }} [options.env] where RTCPeerConnection comes from, read for each new
+   *   connection (the page's globals by default, so that a page that replaces it later is heard)
    * @param {import('./transfer.js').TransferOptions['serve']} options.serve
    * @param {(peer: string, hash: string, bytes: number) => void} options.onServed
    * @param {() => boolean} [options.serving] whether to answer offers (no: receive-only)
@@ -99,7 +100,7 @@ export class PeerPool {
       cid,
       initiator,
       iceServers: signaling.iceServers,
-      RTCPeerConnection: this.options.RTCPeerConnection,
+      RTCPeerConnection: this.options.env?.RTCPeerConnection,
       timeoutMs: config.connectTimeoutMs,
       signal: (signal) => {
         if (signal.sdp?.type === 'offer') {

@@ -79,7 +79,7 @@ export function startPeers (config, store, env = globalThis) {
     const p = pool = new PeerPool({
       signaling,
       config,
-      RTCPeerConnection: env.RTCPeerConnection,
+      env,
       serving,
       // Checked per request: a peer still asking after we stopped serving gets `miss`.
       serve: async (hash) => serving() ? store.read(hash) : null,
