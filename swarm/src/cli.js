@@ -39,7 +39,7 @@ const defaults = {
   browsers: 2,
   /** coordinators (more than one needs --store redis or cluster) */
   shards: 1,
-  /** lying Node visitors (the busiest after the browsers; corrupt bytes and false misses in turn) */
+  /** lying Node visitors added to the log's, holding its most asked-for assets (corrupt bytes and false misses in turn) */
   liars: 0
 }
 // Frozen apart from its literal, so that fields type as number, not as their default values.
@@ -96,7 +96,7 @@ const HELP = /** @type {Record<typeof NUMBERS[number], string>} */ ({
   repeat: 'crowd runs of the slice (≥ 2 gives the repeat spread)',
   browsers: 'busiest clients that browse in Chromium and Firefox (in turn)',
   shards: 'coordinators (more than one: --store redis or cluster)',
-  liars: 'busiest Node visitors that lie (corrupt bytes, false misses in turn)'
+  liars: 'lying visitors added, holding the most asked-for assets (corrupt bytes, false misses in turn)'
 })
 
 /**

@@ -38,7 +38,8 @@ const SECRET = `crowd-${Math.random().toString(36).slice(2)}-${Date.now()}-secre
  * @property {number} [browsers] how many of the busiest clients are real browsers (Chromium and Firefox in turn)
  * @property {string} [clientDir] the built client bundles the site serves (default: the repository's dist/)
  * @property {'memory' | 'redis' | 'cluster'} [store] the coordinators' store: in-process (one coordinator), one Redis, a 6-node Redis Cluster
- * @property {number} [liars] how many of the busiest Node visitors lie (corrupt bytes and false misses in turn)
+ * @property {number} [liars] lying visitors added to the log's (corrupt bytes and false misses in turn): each opens one page of
+ *   the slice's most asked-for assets as the replay starts (from the origin, as any first view) and stays, holding them, to the end
  * @property {number} [shards] coordinators (on Redis or a Cluster); each visitor's pages list them all and pick one, as the client does
  * @property {Record<string, string>} [clientData] `data-` attributes beyond the coordinator and token (none: the client's defaults)
  * @property {(line: string) => void} [log]
@@ -74,6 +75,9 @@ export async function runCrowd (o) {
   const coordinatorUrls = coordinators.map((c) => c.url).join(',')
   /** @type {Map<string, { bytes: number, assets: string[] }>} */
   const views = new Map(slice.views.map((v) => [v.path, { bytes: v.htmlBytes, assets: [...v.assets, ...v.others].map((a) => a.url) }]))
+  const lying = withScript ? Array.from({ length: liars }, (_, i) => `liar-${i}`) : []
+  const bait = popularAssets(slice, 40)
+  for (const liar of lying) views.set(`/_view/${liar}`, { bytes: 0, assets: bait.map((a) => a.url) })
   const site = await startReplaySite({ assets: slice.assets, views, others: slice.others, coordinator: coordinatorUrls, link: { rttMs, mbps }, ...(clientDir && { clientDir }) })
   installSite(site.url)
   const origin = new URL(site.url).origin
@@ -87,14 +91,12 @@ export async function runCrowd (o) {
   // The busiest clients (most page views) browse in real browsers, when the replay has the script.
   const inBrowsers = withScript ? [...slice.clients].sort((a, b) => b[1].length - a[1].length).slice(0, browsers).map(([c]) => c) : []
   const launched = await launchBrowsers(inBrowsers.length)
-  // The next busiest lie: they meet many visitors, as a liar that wants to do harm would.
-  const lying = withScript ? [...slice.clients].sort((a, b) => b[1].length - a[1].length).map(([c]) => c).filter((c) => !inBrowsers.includes(c)).slice(0, liars) : []
   /** @type {Map<string, NodeVisitor | BrowserVisitor>} */
   const visitors = new Map()
   const visitorOf = (/** @type {string} */ client) => {
     let v = visitors.get(client)
     if (!v) {
-      const blocked = withScript && untraversableClient(order.indexOf(client), untraversable, seed)
+      const blocked = withScript && order.includes(client) && untraversableClient(order.indexOf(client), untraversable, seed)
       if (blocked) stuck.push(client)
       const token = signJoinToken({ origin, visitor: client }, SECRET)
       const b = inBrowsers.indexOf(client)
@@ -106,6 +108,11 @@ export async function runCrowd (o) {
     return v
   }
   let viewBytes = 0
+  // The liars take their places first, holding what most visitors will ask for.
+  await Promise.all(lying.map(async (liar) => {
+    await visitorOf(liar).view(`/_view/${liar}`, bait, [], { cached: true })
+    await /** @type {NodeVisitor} */ (visitorOf(liar)).synced()
+  }))
   const t0 = performance.now()
   const at = (/** @type {number} */ logTime) => (logTime - slice.start) / speedup * 1000
   try {
@@ -132,6 +139,7 @@ export async function runCrowd (o) {
       chains.set(view.client, chain.catch(() => {}))
     }
     await Promise.all(chains.values())
+    for (const liar of lying) visitorOf(liar).leave()
     // The last reports reach the store at the coordinator's next flush.
     await sleep(600)
     const stats = await (await fetch(`${coordinator.httpUrl}/stats`)).json()
@@ -155,6 +163,25 @@ export async function runCrowd (o) {
     for (const c of coordinators) await c.close()
     await redis?.close()
   }
+}
+
+/**
+ * The slice's assets most page views ask for (no media: the client never serves it).
+ * @param {import('./slice.js').Slice} slice
+ * @param {number} n
+ */
+function popularAssets (slice, n) {
+  /** @type {Map<string, { url: string, bytes: number, media: boolean, count: number }>} */
+  const counts = new Map()
+  for (const v of slice.views) {
+    for (const a of v.assets) {
+      if (a.media) continue
+      const c = counts.get(a.url) ?? { ...a, count: 0 }
+      c.count++
+      counts.set(a.url, c)
+    }
+  }
+  return [...counts.values()].sort((a, b) => b.count - a.count).slice(0, n)
 }
 
 /**
