@@ -3,8 +3,7 @@
  * the real system (coordinator, the replay origin at +80 ms / 5 Mbit/s, the
  * two busiest clients in Chromium and Firefox, the rest as Node peers running
  * the client, 10% of them behind NATs nobody reaches), and the simulator on
- * the same slice; and three minutes of it on three coordinators over a Redis
- * Cluster. The full runs are a benchmark (`npm run swarm`, docs/swarm.md).
+ * the same slice. The full runs are a benchmark (`npm run swarm`, docs/swarm.md).
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -40,17 +39,6 @@ test('a slice of a real log through the real system: savings by the origin\'s co
   assert.ok(run.untraversable.length > 0, 'some visitors are behind NATs nobody reaches')
   assert.ok(run.coordinator.reports_no_channel + run.coordinator.reports_stall > 0, 'their failures were reported')
   assert.equal(run.coordinator.quarantines, 0, 'and quarantined nobody')
-})
-
-test('three coordinators on a Redis Cluster: visitors of different shards share, and the simulator still predicts it', { skip }, async () => {
-  const slice = await readSlice(NASA, { from: 600, duration: 180 })
-  const settings = { ...SWARM_DEFAULTS, untraversable: 0 }
-  const run = await runCrowd({ slice, speedup: settings.speedup, rttMs: settings.rttMs, mbps: settings.mbps, untraversable: 0, store: 'cluster', shards: 3 })
-  const crowd = crowdFigures(slice, run)
-  assert.equal(crowd.failed, 0, 'no load failed')
-  assert.ok(crowd.peerShare > 0, JSON.stringify(crowd))
-  const sim = await simFigures(slice, simSettings(settings))
-  for (const row of bind([crowd], sim).rows) assert.ok(row.within, `${row.figure}: crowd ${row.crowd.toFixed(2)}, simulator ${row.sim.toFixed(2)}`)
 })
 
 test('maygh-swarm: coded errors for bad flags and unreadable logs, help', async () => {
