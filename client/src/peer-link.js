@@ -33,6 +33,8 @@ export class PeerLink {
     this.closed = false
     /** whether the channel has opened */
     this.up = false
+    /** @type {unknown[]} messages that arrived before a Transfer took the channel */
+    this.held = []
     const pc = this.pc = new (options.RTCPeerConnection ?? RTCPeerConnection)({ iceServers: options.iceServers })
     /** @type {Promise<RTCDataChannel>} */
     this.opened = new Promise((resolve, reject) => {
@@ -55,15 +57,28 @@ export class PeerLink {
     }
   }
 
-  async offer () {
-    await this.pc.setLocalDescription(await this.pc.createOffer())
-    const { type, sdp } = /** @type {RTCSessionDescription} */ (this.pc.localDescription)
+  offer () {
+    return this.describe(this.pc.createOffer())
+  }
+
+  /**
+   * Set our description and send it. It is sent as created, not read back
+   * from `localDescription` (node-webrtc can crash reading that while ICE
+   * gathers); candidates trickle anyway.
+   * @param {Promise<RTCSessionDescriptionInit>} created
+   */
+  async describe (created) {
+    const { type, sdp } = await created
+    await this.pc.setLocalDescription({ type, sdp })
     this.options.signal({ cid: this.cid, sdp: { type, sdp } })
   }
 
   /** @param {RTCDataChannel} channel */
   setup (channel) {
     channel.binaryType = 'arraybuffer'
+    // Held until a Transfer takes the channel (PeerPool.attach): some WebRTC
+    // stacks (node-webrtc) deliver the first messages with, or before, `open`.
+    channel.onmessage = (e) => this.held.push(e.data)
     const opened = () => {
       this.up = true
       clearTimeout(this.timer)
@@ -83,11 +98,7 @@ export class PeerLink {
     try {
       if (signal.sdp) {
         await this.pc.setRemoteDescription(signal.sdp)
-        if (signal.sdp.type === 'offer') {
-          await this.pc.setLocalDescription(await this.pc.createAnswer())
-          const { type, sdp } = /** @type {RTCSessionDescription} */ (this.pc.localDescription)
-          this.options.signal({ cid: this.cid, sdp: { type, sdp } })
-        }
+        if (signal.sdp.type === 'offer') await this.describe(this.pc.createAnswer())
         const queued = this.queued ?? []
         this.queued = null
         for (const c of queued) await this.pc.addIceCandidate(c).catch(() => {})

@@ -135,6 +135,8 @@ export class PeerPool {
         link.close(err)
       }
     })
+    channel.onmessage = null
+    for (const data of link.held.splice(0)) transfer.onMessage(data)
     this.transfers.add(transfer)
     const current = this.open.get(link.peer)
     if (!current?.open) this.open.set(link.peer, transfer)

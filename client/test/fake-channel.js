@@ -23,6 +23,17 @@ export class FakeChannel extends EventTarget {
     this.tap = null
   }
 
+  /**
+   * As a browser's channel does, also calls the `on<type>` handler.
+   * @param {Event} event
+   */
+  dispatchEvent (event) {
+    const handled = super.dispatchEvent(event)
+    const handler = /** @type {any} */ (this)[`on${event.type}`]
+    if (typeof handler === 'function') handler.call(this, event)
+    return handled
+  }
+
   /** @param {string | ArrayBufferView} data */
   send (data) {
     if (this.readyState !== 'open') throw new Error('InvalidStateError: channel not open')

@@ -13,9 +13,14 @@ import { FakeChannel } from './fake-channel.js'
 /** Makes a data channel already open, or one that never opens, as `channelState` says. */
 class FakePeerConnection {
   static channelState = 'open'
+  /** @type {FakePeerConnection[]} every one made */
+  static made = []
   constructor () {
     /** @type {RTCSessionDescriptionInit | null} */
     this.localDescription = null
+    /** @type {((e: { channel: FakeChannel }) => void) | null} */
+    this.ondatachannel = null
+    FakePeerConnection.made.push(this)
   }
 
   createDataChannel () {
@@ -94,4 +99,35 @@ test('drop closes every connection to a peer: a load waiting for it to connect f
   assert.deepEqual([...pool.links.values()].map((l) => l.peer), ['honest'], 'the other peer\'s connection stays')
   pool.drop('honest')
   assert.equal(await other, 'MGH_ERR_CHANNEL_CLOSED')
+})
+
+test('messages a WebRTC stack delivers with or before `open` are not lost (node-webrtc dispatches them so)', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: () => true })
+  const asset = { bytes: new Uint8Array([1, 2, 3]), type: 'image/png' }
+  const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async (hash) => hash === 'h1' ? asset : null, onServed: () => {} })
+  signaling.emit('connect', { from: 'asker', signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } }, introduced: true })
+  const pc = /** @type {FakePeerConnection} */ (FakePeerConnection.made.at(-1))
+  // The answering side's channel, and the asker's end of it.
+  const [channel, asker] = [new FakeChannel(), new FakeChannel()]
+  channel.peer = asker
+  asker.peer = channel
+  channel.readyState = 'connecting'
+  Object.assign(channel, { label: 'maygh' })
+  /** @type {unknown[]} */
+  const replies = []
+  asker.addEventListener('message', (e) => replies.push(/** @type {MessageEvent} */ (e).data))
+  pc.ondatachannel?.({ channel })
+  // Both in one turn, the message first, as node-webrtc can: nothing has taken the channel yet.
+  const message = (/** @type {string} */ data) => Object.assign(new Event('message'), { data })
+  channel.dispatchEvent(message(JSON.stringify({ t: 'get', id: 1, hash: 'h1' })))
+  channel.readyState = 'open'
+  channel.dispatchEvent(new Event('open'))
+  channel.dispatchEvent(message(JSON.stringify({ t: 'get', id: 2, hash: 'h2' })))
+  for (let i = 0; i < 20 && replies.length < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(replies.slice(0, 1).map((r) => JSON.parse(String(r))), [{ t: 'ok', id: 1, size: 3, type: 'image/png' }])
+  assert.deepEqual([...new Uint8Array(/** @type {ArrayBuffer} */ (replies[1]))], [1, 2, 3])
+  assert.deepEqual(JSON.parse(String(replies[2])), { t: 'miss', id: 2 })
 })

@@ -105,6 +105,10 @@ function hideCandidates () {
       this.addEventListener('icecandidate', (e) => { if (e.candidate) e.stopImmediatePropagation() })
     }
 
+    /** @param {any} [o] */
+    async createOffer (o) { return strip(await super.createOffer(o)) }
+    /** @param {any} [o] */
+    async createAnswer (o) { return strip(await super.createAnswer(o)) }
     get localDescription () { return /** @type {any} */ (strip(super.localDescription)) }
     /** @param {any} d */
     setRemoteDescription (d) { return super.setRemoteDescription(strip(d)) }

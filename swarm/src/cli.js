@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { buildClient } from '../../client/build.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { readSlice, toCsv } from './slice.js'
-import { runCrowd } from './crowd.js'
+import { runCrowdApart } from './crowd-process.js'
 import { AGREE_POINTS, REPEAT_POINTS, bind, crowdFigures, percentile, simFigures } from './figures.js'
 
 /** Documented defaults (docs/swarm.md, "Flags"). */
@@ -173,19 +173,19 @@ export async function main (argv, io) {
     const runs = []
     for (let i = 0; i < o.repeat; i++) {
       io.err(`crowd run ${i + 1} of ${o.repeat}`)
-      runs.push(await runCrowd({ ...common, untraversable: o.untraversable, seed: o.seed, browsers: o.browsers, store: flags.store, shards: o.shards, liars: o.liars }))
+      runs.push(await runCrowdApart({ ...common, untraversable: o.untraversable, seed: o.seed, browsers: o.browsers, store: flags.store, shards: o.shards, liars: o.liars }))
     }
     const crowd = runs.map((r) => crowdFigures(slice, r))
     let baseline = null
     if (flags.baseline) {
       io.err('replay without the script')
-      const r = await runCrowd({ ...common, withScript: false })
+      const r = await runCrowdApart({ ...common, withScript: false })
       const ms = r.views.map((v) => v.ms)
       baseline = { p50: percentile(ms, 0.5), p95: percentile(ms, 0.95), originBytes: crowdFigures(slice, r).originBytes }
     }
     const sim = flags.sim ? await simFigures(slice, simSettings(o)) : null
     const check = sim ? bind(crowd, sim) : null
-    const result = { store: flags.store, slice: { trace: flags.trace, from: o.from, duration: o.duration, requests: slice.requests.length, views: slice.views.length, visitors: slice.clients.size, countedBytes: slice.totals.bytes }, settings: o, crowd, runs: runs.map((r) => ({ wallMs: r.wallMs, coordinator: r.coordinator, untraversable: r.untraversable.length, origin: r.origin.byKind, errorSamples: r.errorSamples, quarantine: r.quarantine })), baseline, sim: sim && { ...sim, result: undefined }, check }
+    const result = { store: flags.store, slice: { trace: flags.trace, from: o.from, duration: o.duration, requests: slice.requests.length, views: slice.views.length, visitors: slice.clients.size, countedBytes: slice.totals.bytes }, settings: o, crowd, runs: runs.map((r) => ({ wallMs: r.wallMs, coordinator: r.coordinator, untraversable: r.untraversable.length, origin: r.origin.byKind, errorSamples: r.errorSamples, quarantine: r.quarantine, crashes: r.crashes })), baseline, sim: sim && { ...sim, result: undefined }, check }
     io.out(flags.json ? JSON.stringify(result) : summary(result))
     return 0
   } catch (err) {
@@ -230,7 +230,8 @@ function summary (r) {
     lines.push(`run ${i + 1}: origin sent ${mb(f.originBytes)} of ${mb(f.countedBytes)} counted, and ${mb(f.maygh)} of maygh's own files (net savings ${pct(f.netSavings)}); ${f.failed} failed loads; ` +
       `dashboard: ${pct(f.dashboard.share)} of asset bytes not from the origin (origin counter: ${pct(f.dashboard.truth)}), origin ${mb(f.dashboard.originReported)} reported (counted ${mb(f.dashboard.originCounted)}); ` +
       `${run.coordinator.joins} joins, ${run.coordinator.lookupHits}/${run.coordinator.lookups} lookups hit, ${f.setups} peer set-ups, reports ${run.coordinator.reports_no_channel} no_channel / ${run.coordinator.reports_stall} stall / ${run.coordinator.reports_miss} miss / ${run.coordinator.reports_hash_mismatch} bad bytes, ${run.coordinator.quarantines} quarantined (liars ${run.quarantine.liars.filter((/** @type {string} */ l) => run.quarantine.quarantined.includes(l)).length} of ${run.quarantine.liars.length}, others ${run.quarantine.quarantined.filter((/** @type {string} */ q) => !run.quarantine.liars.includes(q)).length}); ` +
-      `page load p50 ${f.p50.toFixed(0)} ms, p95 ${f.p95.toFixed(0)} ms; visitors' errors ${JSON.stringify(f.errors)}`)
+      `page load p50 ${f.p50.toFixed(0)} ms, p95 ${f.p95.toFixed(0)} ms; visitors' errors ${JSON.stringify(f.errors)}` +
+      (run.crashes.length ? `; run again after ${run.crashes.length} crash(es) of the Node peers' WebRTC stack (${run.crashes.join(', ')})` : ''))
   }
   if (r.baseline) lines.push(`without the script: page load p50 ${r.baseline.p50.toFixed(0)} ms, p95 ${r.baseline.p95.toFixed(0)} ms (maygh/without: ${(c[0].p50 / r.baseline.p50).toFixed(2)}×, ${(c[0].p95 / r.baseline.p95).toFixed(2)}×); origin sent ${mb(r.baseline.originBytes)}`)
   return lines.join('\n')

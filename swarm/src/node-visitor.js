@@ -67,7 +67,8 @@ function untraversable (Base) {
     const pc = new Base(config)
     return new Proxy(pc, {
       get (target, key) {
-        if (key === 'localDescription') return strip(target.localDescription)
+        // (the client sends the description it created; it never reads `localDescription`, which can crash wrtc)
+        if (key === 'createOffer' || key === 'createAnswer') return async () => strip(await target[key]())
         if (key === 'addIceCandidate') return async () => {}
         if (key === 'setRemoteDescription') return (/** @type {any} */ d) => target.setRemoteDescription(strip(d))
         const value = Reflect.get(target, key, target)
