@@ -2,8 +2,8 @@
  * The peers one peer may signal: those a lookup of its introduced it to (the
  * holders it was handed), and those that signalled it first under their own
  * introduction (so a holder can answer an offer). Each introduction lasts
- * `ttlMs` from when it was made and lets `budgetBytes` of signals through;
- * only the newest `max` are kept. A peer that has never been introduced to
+ * `ttlMs` from when it was made or last renewed and lets `budgetBytes` of
+ * signals through; only the newest `max` are kept. A peer that has never been introduced to
  * anyone costs nothing: a session creates its Introductions on first use.
  */
 import { ERRORS, MayghError } from '../../protocol/index.js'
@@ -25,21 +25,24 @@ export class Introductions {
   }
 
   /**
-   * Introduce `peer` as of `now`, unless a live introduction to it exists
-   * (its budget is not renewed by asking again).
+   * Introduce `peer` as of `now`. An introduction still live is renewed: its
+   * time starts again and it becomes the newest kept; a lookup that hands
+   * `peer` out again also gives it a fresh signal budget (the asker is about
+   * to set up a new connection), a signal from `peer` does not.
    * @param {string} peer
    * @param {number} now ms, monotonic
    * @param {boolean} looked a lookup of this peer's named `peer` (false: `peer` signalled this one first)
    */
   add (peer, now, looked) {
     const known = this.peers.get(peer)
-    if (known !== undefined && known.until > now) {
-      known.looked ||= looked
-      return
-    }
+    const live = known !== undefined && known.until > now
     this.peers.delete(peer)
     if (this.peers.size >= this.max) this.peers.delete(/** @type {string} */ (this.peers.keys().next().value))
-    this.peers.set(peer, { until: now + this.ttlMs, left: this.budgetBytes, looked })
+    this.peers.set(peer, {
+      until: now + this.ttlMs,
+      left: live && !looked ? known.left : this.budgetBytes,
+      looked: looked || (live && known.looked)
+    })
   }
 
   /**

@@ -134,15 +134,35 @@ describe('coordinator over WebSocket (memory store)', () => {
       assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).type, 'relayed')
       assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).code, 'MGH_ERR_SIGNAL_BUDGET', 'about 1,230 bytes > 1,024')
       assert.equal((await a.request({ type: 'connect', to: idB, signal: { cid: 'x' } })).type, 'relayed', 'what is left still goes')
-      // Looking the asset up again does not renew a live introduction's budget...
+      // A lookup that hands the holder out again renews the introduction: its time and its budget.
+      now += 4000
       await a.request({ type: 'lookup', hash: h('ttl') })
-      assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).code, 'MGH_ERR_SIGNAL_BUDGET')
-      now += 5000
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).type, 'relayed', 'a fresh budget')
+      now += 4000
+      assert.equal((await a.request({ type: 'connect', to: idB, signal: { cid: 'x' } })).type, 'relayed', '8 s after the first lookup, 4 s after the second')
+      // Signals alone renew nothing: the introduction ends 5 s after the last lookup.
+      now += 1000
       assert.equal((await a.request({ type: 'connect', to: idB, signal: { cid: 'x' } })).code, 'MGH_ERR_NOT_INTRODUCED', 'expired')
-      // ...but one made after the last expired starts afresh.
       await a.request({ type: 'lookup', hash: h('ttl') })
       assert.equal((await a.request({ type: 'connect', to: idB, signal: blob })).type, 'relayed')
       await Promise.all([a.close(), b.close()])
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('a lookup that hands a holder out again makes its introduction the newest kept', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, maxIntroductions: 2 })
+    try {
+      const [a, b, c, d] = await Promise.all([0, 1, 2, 3].map(() => TestClient.open(coordinator.url)))
+      await a.join()
+      const ids = [(await b.join([h('i1')])).id, (await c.join([h('i2')])).id, (await d.join([h('i3')])).id]
+      for (const asset of ['i1', 'i2', 'i1', 'i3']) await a.request({ type: 'lookup', hash: h(asset) })
+      // Kept: the second look at b, then d; c, the oldest, went.
+      assert.equal((await a.request({ type: 'connect', to: ids[0], signal: { cid: 'n' } })).type, 'relayed')
+      assert.equal((await a.request({ type: 'connect', to: ids[2], signal: { cid: 'n' } })).type, 'relayed')
+      assert.equal((await a.request({ type: 'connect', to: ids[1], signal: { cid: 'n' } })).code, 'MGH_ERR_NOT_INTRODUCED')
+      await Promise.all([a, b, c, d].map((x) => x.close()))
     } finally {
       await coordinator.close()
     }
