@@ -109,6 +109,7 @@ test('messages a WebRTC stack delivers with or before `open` are not lost (node-
   const asset = { bytes: new Uint8Array([1, 2, 3]), type: 'image/png' }
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async (hash) => hash === 'h1' ? asset : null, onServed: () => {} })
   signaling.emit('connect', { from: 'asker', signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } }, introduced: true })
+  assert.equal(pool.links.size, 1, 'the offer was taken')
   const pc = /** @type {FakePeerConnection} */ (FakePeerConnection.made.at(-1))
   // The answering side's channel, and the asker's end of it.
   const [channel, asker] = [new FakeChannel(), new FakeChannel()]
