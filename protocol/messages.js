@@ -4,8 +4,19 @@
  * assumes until `welcome` tells it the real ones.
  */
 
-/** Protocol version: every message may carry `v`; a coordinator refuses any other. */
-export const PROTOCOL_VERSION = 1
+/**
+ * Protocol version this code speaks: every message may carry `v`. Version 2
+ * adds `lookup {hashes}` (many assets in one message); everything of version 1
+ * stays as it was.
+ */
+export const PROTOCOL_VERSION = 2
+
+/**
+ * Versions a coordinator answers; any other `v` gets MGH_ERR_BAD_VERSION. An
+ * old client (1) keeps working with a new coordinator; a new client needs a
+ * coordinator that speaks its version (deploy coordinators first).
+ */
+export const PROTOCOL_VERSIONS = Object.freeze([1, 2])
 
 /** Manifest format version (`{version, assets}`); a client ignores a manifest of any other. */
 export const MANIFEST_VERSION = 1
@@ -64,6 +75,8 @@ const limits = {
   maxAssetsPerMessage: 1000,
   /** peers a lookup may say the asker is already connected to */
   maxConnected: 64,
+  /** assets one `lookup` may ask for (`hashes`, protocol 2); each costs the sender one message of its rate limit */
+  maxLookupHashes: 64,
   /** asset paths one `usage` report may name, with the peer bytes each saved */
   maxUsageAssets: 64,
   /** longest asset path a `usage` report may name */

@@ -4,7 +4,7 @@
  * wrong ends in a {@link MayghError} with a stable code; nothing here throws
  * anything else.
  */
-import { ERRORS, LIMITS, MAX_USAGE_BYTES, MayghError, PEER_ID_PATTERN, PROTOCOL_VERSION, REPORT_REASONS, REQUEST_TYPES, USAGE_SOURCES, VISITOR_KEY_PATTERN, isSri } from '../../protocol/index.js'
+import { ERRORS, LIMITS, MAX_USAGE_BYTES, MayghError, PEER_ID_PATTERN, PROTOCOL_VERSION, PROTOCOL_VERSIONS, REPORT_REASONS, REQUEST_TYPES, USAGE_SOURCES, VISITOR_KEY_PATTERN, isSri } from '../../protocol/index.js'
 import { MAX_TOKEN_LENGTH } from './join-token.js'
 
 const MAX_CONNECTED = LIMITS.maxConnected
@@ -31,7 +31,13 @@ const VALIDATORS = {
   },
   /** @param {Fields} m */
   lookup: (m) => {
-    if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
+    if (m.hashes === undefined) {
+      if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
+    } else {
+      const max = LIMITS.maxLookupHashes
+      if (m.hash !== undefined) throw badField('hashes', 'either hash or hashes, not both')
+      if (!Array.isArray(m.hashes) || m.hashes.length === 0 || m.hashes.length > max || !m.hashes.every(isSri)) throw badField('hashes', `an array of 1 to ${max} SRI sha256 strings`)
+    }
     if (m.connected !== undefined) {
       if (!Array.isArray(m.connected) || m.connected.length > MAX_CONNECTED) throw badField('connected', `an array of at most ${MAX_CONNECTED} peer ids`)
       for (const id of m.connected) if (typeof id !== 'string' || !PEER_ID_PATTERN.test(id)) throw badField('connected', 'peer ids')
@@ -106,7 +112,7 @@ export function validateMessage (message, limits) {
   const m = /** @type {Fields} */ (message)
   if (typeof m.type !== 'string') throw new MayghError(ERRORS.MGH_ERR_BAD_MESSAGE)
   if (m.ref !== undefined && refOf(m) === undefined) throw badField('ref', 'a non-negative integer')
-  if (m.v !== undefined && m.v !== PROTOCOL_VERSION) throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `got ${describe(m.v)}, this coordinator speaks ${PROTOCOL_VERSION}`)
+  if (m.v !== undefined && !PROTOCOL_VERSIONS.includes(/** @type {any} */ (m.v))) throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `got ${describe(m.v)}, this coordinator speaks ${PROTOCOL_VERSIONS.join(' and ')} (newest ${PROTOCOL_VERSION})`)
   const validate = Object.hasOwn(VALIDATORS, m.type) ? VALIDATORS[/** @type {keyof typeof VALIDATORS} */ (m.type)] : undefined
   if (validate === undefined) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_TYPE, JSON.stringify(m.type.slice(0, 64)))
   validate(m, limits)

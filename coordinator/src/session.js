@@ -100,15 +100,16 @@ export class Session {
   }
 
   /**
-   * Token bucket: false when the peer has sent more than its rate allows.
+   * Token bucket: false (and nothing taken) when the peer has sent more than its rate allows.
+   * @param {number} [n] messages' worth to take (a batched lookup costs one per asset)
    * @returns {boolean}
    */
-  takeToken () {
+  takeToken (n = 1) {
     const now = this.now()
     this.tokens = Math.min(this.burst, this.tokens + (now - this.refilledAt) * this.rate / 1000)
     this.refilledAt = now
-    if (this.tokens < 1) return false
-    this.tokens -= 1
+    if (this.tokens < n) return false
+    this.tokens -= n
     return true
   }
 

@@ -57,6 +57,28 @@ describe('coordinator over WebSocket (memory store)', () => {
     await Promise.all([a.close(), b.close()])
   })
 
+  test('one lookup for many assets (protocol 2): holders of each, introduced as one by one; version 1 still answered', async () => {
+    const [a, b, c] = await Promise.all([0, 1, 2].map(() => TestClient.open(coordinator.url)))
+    const { id: idA } = await a.join([h('m1'), h('m2')])
+    const { id: idB } = await b.join([h('m2')])
+    await c.join()
+    const before = coordinator.counters.lookups
+    const reply = await c.request({ type: 'lookup', hashes: [h('m1'), h('m2'), h('m3'), h('m1')], connected: [idB] })
+    assert.equal(reply.type, 'holders')
+    assert.deepEqual(reply.found, { [h('m1')]: [idA], [h('m2')]: [idB, idA], [h('m3')]: [] }, 'each asset once, connected peers first')
+    assert.equal(coordinator.counters.lookups - before, 3, 'counted as three lookups')
+    for (const to of [idA, idB]) assert.equal((await c.request({ type: 'connect', to, signal: { cid: 'm' } })).type, 'relayed')
+    // A client of protocol 1 (its `v`, a lookup of one hash) is answered as before.
+    c.sendRaw(JSON.stringify({ v: 1, type: 'lookup', hash: h('m1'), ref: 90 }))
+    assert.deepEqual(await c.next(), { type: 'holders', hash: h('m1'), peers: [idA], ref: 90 })
+    const errorFor = async (/** @type {object} */ m) => (await c.request(m)).code
+    assert.equal(await errorFor({ type: 'lookup', hashes: [] }), 'MGH_ERR_BAD_FIELD')
+    assert.equal(await errorFor({ type: 'lookup', hashes: Array.from({ length: 65 }, (_, i) => h(`n${i}`)) }), 'MGH_ERR_BAD_FIELD')
+    assert.equal(await errorFor({ type: 'lookup', hashes: [h('m1'), 'sha256-nope'] }), 'MGH_ERR_BAD_FIELD')
+    assert.equal(await errorFor({ type: 'lookup', hash: h('m1'), hashes: [h('m1')] }), 'MGH_ERR_BAD_FIELD')
+    await Promise.all([a.close(), b.close(), c.close()])
+  })
+
   test('messages sent before the welcome arrives are handled after the join', async () => {
     const holder = await TestClient.open(coordinator.url)
     const { id: holderId } = await holder.join([h('early')])
@@ -195,7 +217,7 @@ describe('coordinator over WebSocket (memory store)', () => {
     assert.equal(await errorFor(Buffer.from([1, 2, 3])), 'MGH_ERR_BAD_MESSAGE')
     assert.equal(await errorFor('{"type":"dance"}'), 'MGH_ERR_UNKNOWN_TYPE')
     assert.equal(await errorFor('{"type":"__proto__"}'), 'MGH_ERR_UNKNOWN_TYPE')
-    assert.equal(await errorFor('{"type":"join","v":2}'), 'MGH_ERR_BAD_VERSION')
+    assert.equal(await errorFor('{"type":"join","v":3}'), 'MGH_ERR_BAD_VERSION')
     assert.equal(await errorFor(JSON.stringify({ type: 'join', padding: 'x'.repeat(5000) })), 'MGH_ERR_TOO_LARGE')
     assert.equal(await errorFor('{"type":"lookup","hash":"' + h('ok') + '"}'), 'MGH_ERR_NOT_JOINED')
     assert.equal(await errorFor('{"type":"join","have":"nope"}'), 'MGH_ERR_BAD_FIELD')
@@ -270,6 +292,11 @@ describe('coordinator limits and liveness', () => {
       now += 60_000 // a long quiet spell refills only up to the burst
       const replies = await Promise.all(Array.from({ length: 5 }, () => client.request({ type: 'lookup', hash: h('x') })))
       assert.ok(replies.every((m) => m.type === 'holders'))
+      // A lookup of many assets costs one message per asset: over what is left, refused whole.
+      now += 300 // three tokens
+      assert.equal((await client.request({ type: 'lookup', hashes: [h('r1'), h('r2'), h('r3'), h('r4')] })).code, 'MGH_ERR_RATE_LIMITED')
+      now += 200 // two more (the refused batch's frame took one): four
+      assert.deepEqual(Object.keys((await client.request({ type: 'lookup', hashes: [h('r1'), h('r2'), h('r3'), h('r4')] })).found).length, 4)
       // Keeping on over the rate: cut off after rateLimitCloseAfter drops in a row.
       const closed = new Promise((resolve) => client.ws.once('close', (code, reason) => resolve([code, String(reason)])))
       for (let i = 0; i < 25; i++) client.sendRaw('{"type":"nope"}')

@@ -9,7 +9,7 @@
  * what comes back, are in coordinator/test/fuzz-clients.js.
  */
 import fc from 'fast-check'
-import { PROTOCOL_VERSION, REPORT_REASONS, REQUEST_TYPES, USAGE_SOURCES } from '../../protocol/index.js'
+import { LIMITS, PROTOCOL_VERSIONS, REPORT_REASONS, REQUEST_TYPES, USAGE_SOURCES } from '../../protocol/index.js'
 
 /** The seed when MAYGH_FUZZ_SEED is not set: runs repeat exactly unless asked not to. */
 export const DEFAULT_FUZZ_SEED = 20261201
@@ -97,7 +97,10 @@ export function validMessageArb (t) {
   const bodies = {
     join: fc.record({ have: list }, { requiredKeys: [] }),
     update: fc.record({ add: list, remove: list, serving: fc.boolean() }, { requiredKeys: [] }),
-    lookup: fc.record({ hash: assetArb(t), connected: fc.array(peerIdArb(t), { maxLength: 4 }) }, { requiredKeys: ['hash'] }),
+    lookup: fc.oneof(
+      fc.record({ hash: assetArb(t), connected: fc.array(peerIdArb(t), { maxLength: 4 }) }, { requiredKeys: ['hash'] }),
+      fc.record({ hashes: fc.array(assetArb(t), { minLength: 1, maxLength: 8 }), connected: fc.array(peerIdArb(t), { maxLength: 4 }) }, { requiredKeys: ['hashes'] })
+    ),
     connect: fc.record({ to: peerIdArb(t), signal: signalArb }),
     report: fc.record({ peer: peerIdArb(t), hash: assetArb(t), reason: fc.constantFrom(...REPORT_REASONS) }),
     usage: fc.record({
@@ -105,7 +108,7 @@ export function validMessageArb (t) {
       assets: fc.array(fc.tuple(fc.string({ maxLength: 20 }).map((p) => '/' + p), fc.nat()), { maxLength: 4 })
     }, { requiredKeys: [] })
   }
-  const envelope = fc.record({ v: fc.constant(PROTOCOL_VERSION), ref: fc.nat() }, { requiredKeys: [] })
+  const envelope = fc.record({ v: fc.constantFrom(...PROTOCOL_VERSIONS), ref: fc.nat() }, { requiredKeys: [] })
   // A type added to the contract later gets its bare envelope until it has a body here.
   return fc.oneof(...REQUEST_TYPES.map((type) => fc.tuple(envelope, bodies[type] ?? fc.constant({})).map(([e, b]) => ({ type, ...e, ...b }))))
 }
@@ -146,9 +149,9 @@ function spoilArb (t) {
     fc.tuple(fc.oneof(fc.integer({ min: 6, max: 12 }), fc.constantFrom(64, 1000, 5000, 20000)), fc.boolean())
       .map(([depth, arrays]) => (m, k) => text({ ...m, [k]: placeholder }).replace(marker, () => nestText(text(m[k]) ?? 'null', depth, arrays))),
     fc.constant((m, k) => text({ ...m, [k]: 'x'.repeat(t.limits.maxMessageBytes + 1) })),
-    fc.tuple(hashArb, strangerIdArb).map(([hash, id]) => (m, k) => text({ ...m, [k]: Array(k === 'connected' ? 65 : t.limits.maxAssetsPerMessage + 1).fill(k === 'connected' ? id : hash) })),
+    fc.tuple(hashArb, strangerIdArb).map(([hash, id]) => (m, k) => text({ ...m, [k]: Array(k === 'connected' ? 65 : k === 'hashes' ? LIMITS.maxLookupHashes + 1 : t.limits.maxAssetsPerMessage + 1).fill(k === 'connected' ? id : hash) })),
     fc.oneof(fc.constantFrom(...STRANGE_TYPES), fc.string({ maxLength: 80 })).map((type) => (m) => text({ ...m, type })),
-    fc.jsonValue({ maxDepth: 2 }).filter((v) => v !== PROTOCOL_VERSION).map((v) => (m) => text({ ...m, v })),
+    fc.jsonValue({ maxDepth: 2 }).filter((v) => !PROTOCOL_VERSIONS.includes(/** @type {any} */ (v))).map((v) => (m) => text({ ...m, v })),
     fc.constantFrom(-1, 1.5, '1', null, 2 ** 53, 1e300, true, [], {}).map((ref) => (m) => text({ ...m, ref })),
     fc.jsonValue({ maxDepth: 2 }).map((v) => (m) => text({ ...m, ['__proto__']: v }))
   )

@@ -1,16 +1,40 @@
 /**
- * `lookup`: which online peers hold an asset. The store samples holders on live
- * shards (step 1 of the shared peer-selection rule, `policy/peer-selection.js`);
- * this handler ranks them and marks the first one's entry for this asset
- * (steps 2 and 3), exactly as the simulator does. The holders it names are
- * introduced to the asker: the only peers its `connect`s may reach.
+ * `lookup`: which online peers hold an asset, or each of many (`hashes`,
+ * protocol 2: a page asks once for all its assets). The store samples holders
+ * on live shards (step 1 of the shared peer-selection rule,
+ * `policy/peer-selection.js`); this handler ranks them and marks the first
+ * one's entry for the asset (steps 2 and 3), exactly as the simulator does.
+ * The holders it names are introduced to the asker: the only peers its
+ * `connect`s may reach.
  */
+import { ERRORS, MayghError } from '../../../protocol/index.js'
 import { HolderRanking, rankKey } from '../policy/peer-selection.js'
 
 /** @type {import('./index.js').Handler} */
-export async function lookup (message, session, { store, config, counters, metrics, clock, warn }) {
+export async function lookup (message, session, context) {
   const asker = session.requirePeer().peerId
-  const hash = /** @type {string} */ (message.hash)
+  const connected = new Set(/** @type {string[]} */ (message.connected ?? []))
+  if (message.hashes === undefined) {
+    const hash = /** @type {string} */ (message.hash)
+    return { type: 'holders', hash, peers: await holdersOf(hash, asker, connected, session, context) }
+  }
+  const hashes = [...new Set(/** @type {string[]} */ (message.hashes))]
+  // The frame took one message of the rate limit; the batch costs one per asset, as the lookups one by one would.
+  if (!session.takeToken(hashes.length - 1)) throw new MayghError(ERRORS.MGH_ERR_RATE_LIMITED, `a lookup of ${hashes.length} assets is over the rate`)
+  const peers = await Promise.all(hashes.map((hash) => holdersOf(hash, asker, connected, session, context)))
+  return { type: 'holders', found: Object.fromEntries(hashes.map((hash, i) => [hash, peers[i]])) }
+}
+
+/**
+ * The ranked holders of one asset, introduced to the asker.
+ * @param {string} hash
+ * @param {string} asker
+ * @param {Set<string>} connected peers the asker has an open channel to (ranked first)
+ * @param {import('../session.js').Session} session
+ * @param {import('./index.js').HandlerContext} context
+ * @returns {Promise<string[]>}
+ */
+async function holdersOf (hash, asker, connected, session, { store, config, counters, metrics, clock, warn }) {
   // Under pairWithinNetwork, the holders listed under the asker's network only.
   const [key] = session.keys([hash])
   let holders
@@ -23,7 +47,6 @@ export async function lookup (message, session, { store, config, counters, metri
     holders = []
   }
   metrics.observeStore('lookup', performance.now() - started)
-  const connected = new Set(/** @type {string[]} */ (message.connected ?? []))
   /** @type {HolderRanking<string>} */
   const ranking = new HolderRanking(config.maxHolders, asker)
   for (const { id, lastChosen } of holders) {
@@ -41,5 +64,5 @@ export async function lookup (message, session, { store, config, counters, metri
   counters.lookups++
   if (peers.length > 0) counters.lookupHits++
   metrics.countLookup(peers.length > 0)
-  return { type: 'holders', hash, peers }
+  return peers
 }
