@@ -16,27 +16,27 @@ export const PROTOCOL_VERSION = 2
  * old client (1) keeps working with a new coordinator; a new client needs a
  * coordinator that speaks its version (deploy coordinators first).
  */
-export const PROTOCOL_VERSIONS = Object.freeze([1, 2])
+export const PROTOCOL_VERSIONS = /* @__PURE__ */ Object.freeze([1, 2])
 
 /** Manifest format version (`{version, assets}`); a client ignores a manifest of any other. */
 export const MANIFEST_VERSION = 1
 
 /** Messages a client sends; each has one handler in the coordinator. */
-export const REQUEST_TYPES = Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect', 'report', 'usage']))
+export const REQUEST_TYPES = /* @__PURE__ */ Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect', 'report', 'usage']))
 
 /**
  * What a `report` may say a peer the asker was introduced to did: sent bytes
  * that failed SHA-256, answered `miss` for an asset it announced, never opened
  * a channel (or refused it), or stopped sending mid-transfer.
  */
-export const REPORT_REASONS = Object.freeze(/** @type {const} */ (['hash_mismatch', 'miss', 'no_channel', 'stall']))
+export const REPORT_REASONS = /* @__PURE__ */ Object.freeze(/** @type {const} */ (['hash_mismatch', 'miss', 'no_channel', 'stall']))
 
 /**
  * What a `usage` report counts, in bytes since the client's last one: asset
  * bytes it got from peers, from the origin and from its own store, and bytes
  * it served to peers.
  */
-export const USAGE_SOURCES = Object.freeze(/** @type {const} */ (['peer', 'origin', 'cache', 'served']))
+export const USAGE_SOURCES = /* @__PURE__ */ Object.freeze(/** @type {const} */ (['peer', 'origin', 'cache', 'served']))
 
 /** The most one `usage` count may say (1 TiB): anything more is not one page's traffic. */
 export const MAX_USAGE_BYTES = 2 ** 40

@@ -11,7 +11,7 @@
  * configured, refused, or every one unreachable) it gives up at once, so the
  * load goes to the origin without waiting.
  */
-import { CLIENT_ERRORS, MayghError, matches } from '../../protocol/index.js'
+import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
 
 /** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
 
@@ -34,6 +34,8 @@ export class PeerFetch {
     this.quiet = new Set()
     /** requests that asked peers so far: where in its holder list the next one starts */
     this.turn = 0
+    /** @type {{ hashes: Set<string>, reply: Promise<any> } | null} the lookup being gathered this turn */
+    this.batch = null
   }
 
   /**
@@ -142,8 +144,11 @@ export class PeerFetch {
   /**
    * Peers the coordinator names as holders; none when there is no
    * coordinator to ask, on timeout or on any error, such as
-   * MGH_ERR_RATE_LIMITED. A lookup is safe to repeat: one cut off by a lost
-   * coordinator is asked again of the next one joined, within the same timeout.
+   * MGH_ERR_RATE_LIMITED. The lookups a page asks for in one turn (its
+   * images, as the page or the worker asks for them) go out as one message
+   * (`hashes`, at most maxLookupHashes). A lookup is safe to repeat: one cut
+   * off by a lost coordinator is asked again of the next one joined, within
+   * the same timeout.
    * @param {string} hash
    * @returns {Promise<string[]>}
    */
@@ -153,9 +158,23 @@ export class PeerFetch {
       if (signaling.stopped || signaling.unreachable()) return []
       await this.o.ready
     }
+    let batch = this.batch
+    if (!batch) {
+      /** @type {Set<string>} */
+      const hashes = new Set()
+      batch = this.batch = {
+        hashes,
+        reply: new Promise((resolve) => setTimeout(resolve)).then(() => {
+          if (this.batch === batch) this.batch = null
+          return signaling.request({ type: 'lookup', hashes: [...hashes], connected: pool.connected().slice(0, LIMITS.maxConnected) }, this.o.config.lookupTimeoutMs, { retry: true })
+        })
+      }
+    }
+    batch.hashes.add(hash)
+    if (batch.hashes.size >= LIMITS.maxLookupHashes) this.batch = null
     try {
-      const reply = await signaling.request({ type: 'lookup', hash, connected: pool.connected().slice(0, 64) }, this.o.config.lookupTimeoutMs, { retry: true })
-      return (Array.isArray(reply.peers) ? reply.peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
+      const peers = (await batch.reply).found?.[hash]
+      return (Array.isArray(peers) ? peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
     } catch {
       return []
     }

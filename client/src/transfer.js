@@ -210,9 +210,8 @@ export class Transfer {
   /** @param {string | Uint8Array<ArrayBuffer>} data */
   send (data) {
     try {
-      // one call per type: send()'s overloads do not take the union
-      if (typeof data === 'string') this.channel.send(data)
-      else this.channel.send(data)
+      // send()'s overloads do not take the union
+      this.channel.send(/** @type {string} */ (data))
     } catch (err) {
       this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED, String(err)))
     }

@@ -93,9 +93,9 @@ function setup (o = {}) {
     id: 'me',
     joined: true,
     send: (/** @type {object} */ message) => { sent.push(message); return true },
-    request: async () => {
+    request: async (/** @type {{ hashes: string[] }} */ m) => {
       if (o.holders === 'timeout') throw Object.assign(new Error('timeout'), { code: 'MGH_ERR_REQUEST_TIMEOUT' })
-      return { type: 'holders', peers: o.holders ?? Object.keys(o.peers ?? {}) }
+      return { type: 'holders', found: Object.fromEntries(m.hashes.map((h) => [h, o.holders ?? Object.keys(o.peers ?? {})])) }
     }
   }
   /** @type {string[]} peers the loader dropped */
@@ -300,8 +300,8 @@ test('a lookup cut off by its coordinator\'s death is asked again of the next on
   assert.equal(b.url, 'ws://b.example')
   await welcome(signaling, b)
   const again = b.sent[1]
-  assert.deepEqual([again.type, again.hash], ['lookup', lookup.hash])
-  b.receive({ type: 'holders', hash: again.hash, peers: ['x~PPPPPPPPPPPPPPPPPPPPPP'], ref: again.ref })
+  assert.deepEqual([again.type, again.hashes], ['lookup', lookup.hashes])
+  b.receive({ type: 'holders', found: { [again.hashes[0]]: ['x~PPPPPPPPPPPPPPPPPPPPPP'] }, ref: again.ref })
   assert.deepEqual(await bytesOf(await load), good)
   assert.deepEqual(s.asked, ['x~PPPPPPPPPPPPPPPPPPPPPP'])
   assert.equal(hits['/good.png'], undefined, 'the origin is not asked')
