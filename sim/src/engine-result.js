@@ -95,11 +95,15 @@ import { uploadFairness } from './metrics.js'
  * @property {number} dayBudgetStops
  * @property {ArrayLike<number>} seen per client id: 0 unseen, 1 adopter, 2 not an adopter
  * @property {Float64Array} uploaded per client id (at least as long as `seen`): bytes served to peers
- * @property {import('./metrics.js').PeakRate} lookups
- * @property {import('./metrics.js').PeakRate} updates
- * @property {import('./metrics.js').PeakRate} joins
- * @property {import('./metrics.js').HourlySeries} hourly
+ * @property {import('./metrics.js').ReplayMeters} meters lookups, updates and joins per second; the hourly series
  */
+
+/** The counters of {@link Tallies}: the numbers a replay starts at 0 and counts up (the reference model keeps them by name). */
+export const TALLY_COUNTERS = Object.freeze(['requests', 'bytes', 'originRequests', 'originBytes', 'peerRequests', 'peerBytes',
+  'cacheRequests', 'cacheBytes', 'assetRequests', 'assetBytes', 'oracleRequests', 'oracleBytes', 'objectsSeen',
+  'attempts', 'failures', 'reused', 'setupRefusals', 'evictions', 'tooBig', 'lookupHits', 'joinHave',
+  'pageViews', 'firstPageRequests', 'firstPageBytes', 'mediaRequests', 'mediaBytes', 'setupsShared', 'racesLost', 'wastedUpload',
+  'reportsSent', 'reportsCounted', 'quarantines', 'quarantinedClients', 'sessionBudgetStops', 'dayBudgetStops'])
 
 /**
  * @param {Tallies} e
@@ -121,6 +125,7 @@ export function engineResult (e) {
   }
   const ratio = (/** @type {number} */ x) => (e.bytes > 0 ? x / e.bytes : 0)
   const perSecond = (/** @type {import('./metrics.js').PeakRate} */ r) => ({ mean: span ? r.total / span : 0, peak: r.peak })
+  const { lookups, updates, joins, hourly } = e.meters
   return {
     label: e.label,
     adoption: e.adoption,
@@ -155,16 +160,16 @@ export function engineResult (e) {
     uploadBudget: { sessionStops: e.sessionBudgetStops, dayStops: e.dayBudgetStops },
     store: { evictions: e.evictions, tooBig: e.tooBig, entries: e.entries },
     coordinator: {
-      lookups: e.lookups.total,
+      lookups: lookups.total,
       lookupHits: e.lookupHits,
-      updates: e.updates.total,
-      joins: e.joins.total,
+      updates: updates.total,
+      joins: joins.total,
       joinHoldings: e.joinHave,
-      lookupsPerSecond: perSecond(e.lookups),
-      updatesPerSecond: perSecond(e.updates),
-      joinsPerSecond: perSecond(e.joins)
+      lookupsPerSecond: perSecond(lookups),
+      updatesPerSecond: perSecond(updates),
+      joinsPerSecond: perSecond(joins)
     },
     fairness: uploadFairness(e.uploaded, participated, n),
-    hourly: e.hourly.toJSON()
+    hourly: hourly.toJSON()
   }
 }

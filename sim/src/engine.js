@@ -20,23 +20,31 @@
  * Requests the log has for anything but a successful GET of an asset go to
  * the origin unchanged. Clients outside the adoption fraction always use the
  * origin. Bytes are those the log says the origin sent.
+ *
+ * This file holds the engine's state and its step over requests; what
+ * happens at each step lives beside it, as functions of that state:
+ * sessions.js (joins, page views, ends), asset-request.js (one asset
+ * request), peer-lookup.js (the lookup and the client's tries), serving.js
+ * (listing, upload, budgets), no-channel-reports.js (reports, quarantine).
  */
 import { HolderRanking } from '../../coordinator/src/policy/peer-selection.js'
 import { blames } from '../../coordinator/src/policy/report-rule.js'
-import { FLAG_ASSET, FLAG_CONT, FLAG_MEDIA, growTo } from './batch.js'
+import { fromOrigin, serveAsset } from './asset-request.js'
+import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
 import { PASS_OVER_S, hedgeDeadline } from './client-timing.js'
-import { ClientStores, MAX_ENTRY_BYTES } from './client-stores.js'
+import { ClientStores } from './client-stores.js'
 import { HolderIndex } from './holder-index.js'
 import { engineResult } from './engine-result.js'
 import { ExpiryQueue } from './expiry-queue.js'
-import { HourlySeries, PeakRate } from './metrics.js'
-import { CLIENT, LISTED, OnlineSlots, SLOT_STRIDE, TAG, TURN } from './online-slots.js'
+import { ReplayMeters } from './metrics.js'
+import { ReportedPeers } from './no-channel-reports.js'
+import { CLIENT, OnlineSlots, SLOT_STRIDE, TAG } from './online-slots.js'
 import { startsPageView } from './page-views.js'
-import { rankHolders, tryHolders } from './peer-lookup.js'
 import { ReportTally } from './report-tally.js'
 import { adopts, hasTrait, replayRng } from './rng.js'
-import { FIRST_VIEW, RECEIVE_ONLY, UNTRAVERSABLE, countJoin, list, served, serves, startPage } from './serving.js'
+import { RECEIVE_ONLY, UNTRAVERSABLE } from './serving.js'
+import { expire, join, startPage } from './sessions.js'
 
 /** Replays batches of requests under one resolved config. */
 export class Engine {
@@ -91,6 +99,9 @@ export class Engine {
     /** per slot, the data channels its session has open */
     this.channels = new ChannelTable()
     this.channels.ensureOwners(this.slots.capacity)
+    /** per slot, the peers its current page view has reported */
+    this.reported = new ReportedPeers()
+    this.reported.ensureOwners(this.slots.capacity)
     this.clientCap = 0
     /** per client, its slot while online, −1 while offline */
     this.slotOf = new Int32Array(0)
@@ -101,9 +112,9 @@ export class Engine {
     this.tokenAt = new Float64Array(0)
     /** 0 unseen, 1 adopter seen, 2 non-adopter seen */
     this.seen = new Uint8Array(0)
-    /** per adopter, bits UNTRAVERSABLE, RECEIVE_ONLY, QUARANTINED_ONCE (peer-lookup.js) */
+    /** per adopter, bits UNTRAVERSABLE, RECEIVE_ONLY, QUARANTINED_ONCE (serving.js) */
     this.traits = new Uint8Array(0)
-    /** per client, NO_VIEW, FIRST_VIEW or LATER_VIEW */
+    /** per client, NO_VIEW, FIRST_VIEW or LATER_VIEW (sessions.js) */
     this.pageState = new Uint8Array(0)
     /** per client, when its quarantine ends (0: never quarantined) */
     this.quarantinedUntil = new Float64Array(0)
@@ -175,15 +186,7 @@ export class Engine {
     this.online = 0
     this.firstTs = NaN
     this.lastTs = NaN
-    this.lookups = new PeakRate()
-    this.updates = new PeakRate()
-    this.joins = new PeakRate()
-    this.hourly = new HourlySeries()
-    this.hour = -1
-    /** when the current hour ends */
-    this.hourEnd = -Infinity
-    /** @type {Record<string, Float64Array>} */
-    this.hs = this.hourly.series
+    this.meters = new ReplayMeters()
   }
 
   /** @param {number} n */
@@ -240,10 +243,11 @@ export class Engine {
     this.lastTs = t
     this.requests++
     this.bytes += size
-    if (!this.expiries.empty()) this.expire(t)
-    if (t >= this.hourEnd) this.startHour(t)
-    const h = this.hour
-    const hs = this.hs
+    if (!this.expiries.empty()) expire(this, t)
+    const meters = this.meters
+    if (t >= meters.hourEnd) meters.startHour(t, this.online)
+    const h = meters.hour
+    const hs = meters.series
     hs.requests[h]++
     hs.bytes[h] += size
 
@@ -253,7 +257,7 @@ export class Engine {
       // online clients have a slot; expire(t) has closed those whose time is over
       let s = this.slotOf[c]
       const joined = s === -1
-      if (joined) s = this.join(c, t, h)
+      if (joined) s = join(this, c, t, h)
       const slots = this.slots
       if (flags & FLAG_CONT) {
         slots.until[s] = Infinity
@@ -267,16 +271,14 @@ export class Engine {
       if (flags & FLAG_ASSET) {
         this.assetRequests++
         this.assetBytes += size
-        this.serve(t, c, s, o, size, h, flags)
+        serveAsset(this, t, c, s, o, size, h, flags)
         return
       }
     } else if (flags & FLAG_ASSET) {
       this.assetRequests++
       this.assetBytes += size
     }
-    this.originRequests++
-    this.originBytes += size
-    hs.originBytes[h] += size
+    fromOrigin(this, size, h)
   }
 
   /**
@@ -294,180 +296,7 @@ export class Engine {
 
   /** Renumbers session tags and page ids before they overflow (online-slots.js). */
   renumber () {
-    this.slots.renumber([this.holders.lists], [this.channels.lists])
-  }
-
-  /**
-   * The first request of an hour: the hourly series move on (times never go back).
-   * @param {number} t
-   */
-  startHour (t) {
-    const h = this.hourly.hourOf(t)
-    this.hour = h
-    this.hourEnd = this.hourly.start + (h + 1) * 3600
-    this.hs = this.hourly.series
-    if (this.hs.onlinePeak[h] < this.online) this.hs.onlinePeak[h] = this.online
-  }
-
-  /**
-   * A request for an asset by an online adopter.
-   * @param {number} t
-   * @param {number} c
-   * @param {number} s its slot
-   * @param {number} o
-   * @param {number} size
-   * @param {number} h hour index
-   * @param {number} flags
-   */
-  serve (t, c, s, o, size, h, flags) {
-    const stores = this.stores
-    const hs = this.hs
-    if ((flags & FLAG_MEDIA) !== 0 && this.mediaOrigin) {
-      // a Range request the worker leaves to the network: not stored
-      this.mediaRequests++
-      this.mediaBytes += size
-      this.fromOrigin(size, h)
-      return
-    }
-    if (this.firstPageOrigin && this.pageState[c] === FIRST_VIEW) {
-      // not yet under the worker: the network, then the page hands what it loaded to the worker
-      this.firstPageRequests++
-      this.firstPageBytes += size
-      this.fromOrigin(size, h)
-      const held = stores.find(c, o)
-      if (held === -1) this.store(t, c, s, o, size, h)
-      else stores.touch(c, held)
-      return
-    }
-    const own = stores.find(c, o)
-    if (own !== -1) {
-      stores.touch(c, own)
-      this.cacheRequests++
-      this.cacheBytes += size
-      this.oracleRequests++
-      this.oracleBytes += size
-      hs.cacheBytes[h] += size
-      hs.oracleBytes[h] += size
-      return
-    }
-    this.lookups.add(t)
-    hs.lookups[h]++
-    // the page's loads start at successive holders (peer-fetch.js `turn`): every lookup takes a turn
-    if (this.pageChannels) this.turn = this.slots.state[s * SLOT_STRIDE + TURN]++
-    let from = -1
-    if (this.holders.count(o) > 0 && rankHolders(this, s, o, size) > 0) {
-      // the requester holds no copy, so every sampled holder is another online client
-      this.oracleRequests++
-      this.oracleBytes += size
-      hs.oracleBytes[h] += size
-      from = tryHolders(this, s, size)
-    }
-    if (from === -1) {
-      this.fromOrigin(size, h)
-    } else {
-      this.peerRequests++
-      this.peerBytes += size
-      hs.peerBytes[h] += size
-      served(this, from, size, t)
-    }
-    this.store(t, c, s, o, size, h)
-  }
-
-  /**
-   * @param {number} size bytes the origin sent
-   * @param {number} h
-   */
-  fromOrigin (size, h) {
-    this.originRequests++
-    this.originBytes += size
-    this.hs.originBytes[h] += size
-  }
-
-  /**
-   * Puts a fetched object in the client's store, evicting least recently used
-   * entries to stay under quota, and lists it in the index (one `update`).
-   * @param {number} t
-   * @param {number} c
-   * @param {number} s its slot
-   * @param {number} o
-   * @param {number} size
-   * @param {number} h
-   */
-  store (t, c, s, o, size, h) {
-    if (size > this.quota || size > MAX_ENTRY_BYTES) {
-      this.tooBig++
-      return
-    }
-    const stores = this.stores
-    const holders = this.holders
-    const tag = this.slots.state[s * SLOT_STRIDE + TAG]
-    // a session that does not serve lists nothing, so it has nothing to unlist
-    const listed = this.slots.state[s * SLOT_STRIDE + LISTED] === 1
-    while (stores.bytes[c] + size > this.quota) {
-      const victim = stores.lruOf(c)
-      if (listed) holders.remove(stores.objectAt(c, victim), s, tag)
-      stores.removeAt(c, victim)
-      this.evictions++
-    }
-    stores.insert(c, o, size)
-    if (!listed) return
-    holders.add(o, s, tag)
-    this.updates.add(t)
-    this.hs.updates[h]++
-  }
-
-  /**
-   * A session starts: the client joins with its holdings. It takes a slot (a
-   * new peer record: no channels), and, if it serves, the index lists its
-   * holdings under the session's tag as new entries, never chosen (records
-   * of its earlier sessions are stale).
-   * @param {number} c
-   * @param {number} t
-   * @param {number} h
-   * @returns {number} its slot
-   */
-  join (c, t, h) {
-    const slots = this.slots
-    if (slots.tagsExhausted()) this.renumber()
-    const s = slots.open(c, this.clock)
-    if (s >= this.channels.lists.ownerCap) this.channels.ensureOwners(slots.capacity)
-    this.channels.reset(s)
-    this.slotOf[c] = s
-    if (serves(this, c, s, t)) list(this, c, s)
-    else slots.state[s * SLOT_STRIDE + LISTED] = 0
-    countJoin(this, c, s, t, h)
-    this.online++
-    if (this.hs.onlinePeak[h] < this.online) this.hs.onlinePeak[h] = this.online
-    return s
-  }
-
-  /**
-   * A session ends. The coordinator drops the client's holdings; the index
-   * here drops them lazily (see rankHolders), so only the slot is given back.
-   * @param {number} c
-   */
-  leave (c) {
-    const s = this.slotOf[c]
-    this.uploaded[c] += this.slots.uploaded[s]
-    this.slots.close(s)
-    this.slotOf[c] = -1
-    this.online--
-  }
-
-  /**
-   * Ends the sessions of clients whose online time is over before `t`.
-   * @param {number} t
-   */
-  expire (t) {
-    const q = this.expiries
-    while (!q.empty()) {
-      const until = q.peekTime()
-      if (until >= t) break
-      const c = q.shift()
-      // a later request may have extended the client's time; then this entry is stale
-      const s = this.slotOf[c]
-      if (s !== -1 && this.slots.until[s] === until) this.leave(c)
-    }
+    this.slots.renumber([this.holders.lists], [this.channels.lists, this.reported.lists])
   }
 
   /** @returns {number} objects held in all stores (for engineResult) */

@@ -1,5 +1,5 @@
 /**
- * Counters the engine keeps besides totals: an hourly time series, peaks per
+ * Counters a replay keeps besides totals: an hourly time series, peaks per
  * second of coordinator messages, and the statistics of upload fairness.
  */
 import { growTo } from './batch.js'
@@ -66,6 +66,45 @@ export class PeakRate {
     this.current += n
     this.total += n
     if (this.current > this.peak) this.peak = this.current
+  }
+}
+
+/**
+ * The meters a replay keeps besides its totals, the same in the engine and
+ * the reference model (plumbing, not the model they check each other on):
+ * the coordinator's messages per second, and the hourly series with the hour
+ * the replay is in.
+ */
+export class ReplayMeters {
+  constructor () {
+    this.lookups = new PeakRate()
+    this.updates = new PeakRate()
+    this.joins = new PeakRate()
+    this.hourly = new HourlySeries()
+    /** the index of the hour the replay is in (−1 before the first request) */
+    this.hour = -1
+    /** when that hour ends */
+    this.hourEnd = -Infinity
+    /** the hourly series by name (their arrays are replaced as they grow: index them afresh) */
+    this.series = this.hourly.series
+  }
+
+  /**
+   * The first request at or after `hourEnd`: the hour moves on (times never
+   * go back), and the clients online count toward its peak.
+   * @param {number} t
+   * @param {number} online clients online now
+   */
+  startHour (t, online) {
+    const h = this.hour = this.hourly.hourOf(t)
+    this.hourEnd = this.hourly.start + (h + 1) * 3600
+    this.noteOnline(online)
+  }
+
+  /** @param {number} online clients online now: the hour's peak, if above it */
+  noteOnline (online) {
+    const peak = this.series.onlinePeak
+    if (peak[this.hour] < online) peak[this.hour] = online
   }
 }
 

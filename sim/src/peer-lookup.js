@@ -19,7 +19,8 @@ import { rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/p
 import { growTo } from './batch.js'
 import { H_CHOSEN, H_SLOT, H_STRIDE, H_TAG } from './holder-index.js'
 import { CLIENT, MARK, PAGE, SINCE, SLOT_STRIDE, TAG } from './online-slots.js'
-import { UNTRAVERSABLE, reportNoChannel } from './serving.js'
+import { reportNoChannel } from './no-channel-reports.js'
+import { UNTRAVERSABLE } from './serving.js'
 
 /** the largest `H_CHOSEN` an int32 holds */
 const CLOCK_LIMIT = 0x7fffffff
@@ -132,7 +133,9 @@ export function rankHolders (e, c, o, size) {
  * whose channel an earlier load of the page is still setting up answers when
  * that set-up ends; any other needs a new connection, which fails when either
  * end is untraversable (or with `failRate`): the client reports it
- * (`no_channel`) and, with the hedge, moves on after `PASS_OVER_S`.
+ * (`no_channel`, at most once a page view: no-channel-reports.js) and, with
+ * the hedge, moves on after `PASS_OVER_S`. With session-long channels (the
+ * model before issue 22) it tries that holder again on later loads.
  *
  * With the hedge on, the origin is asked too once no peer byte has come by
  * the hedge deadline; the first complete copy wins (a tie goes to the origin),

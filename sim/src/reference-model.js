@@ -33,48 +33,31 @@
  * - Whole byte counts (as every parser gives), so every sum is exact; and the
  *   race's times computed by the same expressions in the same order.
  * - The page's tries in the same order: the ranked holders, less those that
- *   failed the page, from the page's turn.
- * The meters (metrics.js) and the figures derived from the tallies
- * (engine-result.js) are shared: this file restates the model's state.
+ *   failed the page, from the page's turn. A page view reports a peer record
+ *   at most once (with session-long channels it may try it again).
+ * The meters (metrics.js `ReplayMeters`) and the figures derived from the
+ * tallies (engine-result.js) are shared: the model restates the engine's
+ * state and logic, in this file (requests, sessions, page views, stores),
+ * reference-lookup.js (the lookup and the client's tries) and
+ * reference-serving.js (listing, upload, reports, quarantine), over the
+ * shapes of reference-state.js.
  */
-import { HolderRanking, rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
-import { blames } from '../../coordinator/src/policy/report-rule.js'
 import { FLAG_ASSET, FLAG_CONT, FLAG_MEDIA } from './batch.js'
-import { PASS_OVER_S, hedgeDeadline } from './client-timing.js'
+import { hedgeDeadline } from './client-timing.js'
 import { MAX_ENTRY_BYTES } from './client-stores.js'
-import { engineResult } from './engine-result.js'
-import { HourlySeries, PeakRate } from './metrics.js'
+import { TALLY_COUNTERS, engineResult } from './engine-result.js'
+import { ReplayMeters } from './metrics.js'
 import { startsPageView } from './page-views.js'
+import { lookup } from './reference-lookup.js'
+import { list, servedBy, serves, unlist } from './reference-serving.js'
+import { getOr, removeAt, touch } from './reference-state.js'
 import { adopts, hasTrait, replayRng } from './rng.js'
 
-const COUNTERS = ['requests', 'bytes', 'originRequests', 'originBytes', 'peerRequests', 'peerBytes', 'cacheRequests', 'cacheBytes',
-  'assetRequests', 'assetBytes', 'oracleRequests', 'oracleBytes', 'attempts', 'failures', 'reused', 'setupRefusals', 'evictions', 'tooBig', 'lookupHits', 'joinHave', 'objectsSeen',
-  'pageViews', 'firstPageRequests', 'firstPageBytes', 'mediaRequests', 'mediaBytes', 'setupsShared', 'racesLost', 'wastedUpload',
-  'reportsSent', 'reportsCounted', 'quarantines', 'quarantinedClients', 'sessionBudgetStops', 'dayBudgetStops']
-
-/**
- * One online session of a client.
- * @typedef {object} Session
- * @property {number} client
- * @property {boolean} open false once it ended
- * @property {number} until online until then (Infinity while the session goes on)
- * @property {number} uploaded bytes served to peers in this session
- * @property {number} lastAt the time of its latest request (−∞ before the first)
- * @property {Page} page its current peer record (the coordinator's peer id: a page view's, or the session's)
- * @property {number} turn lookups its current page has made
- * @property {Map<Page, number>} channels peer records it opened a data channel to (or tried to) → when the channel opens (+∞: failed)
- * @property {Listing | null} listing what the coordinator lists for it, null while it does not serve
- */
-/** @typedef {{ since: number }} Page a peer record, joined at the coordinator's clock `since` */
-/** @typedef {{ session: Session, live: boolean }} Listing one stretch of a session's serving: its index entries are stale once it ends */
-/**
- * One entry of an asset's holder list in the coordinator's index.
- * @typedef {object} Holding
- * @property {Listing} listing
- * @property {number} chosen the coordinator's clock when a lookup of this asset last marked it (0 never)
- */
-/** @typedef {{ entries: Entry[], lru: Map<number, Entry>, bytes: number }} Store entries in storage order, and by recency (least recent first) @typedef {{ object: number, size: number }} Entry */
-/** @typedef {{ untraversable: boolean, receiveOnly: boolean }} Traits */
+/** @typedef {import('./reference-state.js').Session} Session */
+/** @typedef {import('./reference-state.js').Holding} Holding */
+/** @typedef {import('./reference-state.js').Store} Store */
+/** @typedef {import('./reference-state.js').Entry} Entry */
+/** @typedef {import('./reference-state.js').Traits} Traits */
 
 /** The engine's model, plainly. Feed it `request`s (or batches), then `finish`. */
 export class ReferenceModel {
@@ -89,7 +72,7 @@ export class ReferenceModel {
     this.rng = replayRng(config.seed)
     this.deadline = hedgeDeadline(config.originTtfb)
     /** @type {Record<string, number>} the totals engineResult reads, by name */
-    this.n = { ...Object.fromEntries(COUNTERS.map((k) => [k, 0])), firstTs: NaN, lastTs: NaN }
+    this.n = { ...Object.fromEntries(TALLY_COUNTERS.map((k) => [k, 0])), firstTs: NaN, lastTs: NaN }
     /** @type {Map<number, boolean>} every client seen: whether it adopts */
     this.adopter = new Map()
     /** @type {Map<number, Traits>} adopters' traits */
@@ -115,9 +98,7 @@ export class ReferenceModel {
     /** the coordinator's clock: one tick per lookup that marks a holder */
     this.clock = 0
     this.now = -Infinity
-    this.meters = { lookups: new PeakRate(), updates: new PeakRate(), joins: new PeakRate(), hourly: new HourlySeries() }
-    this.hour = -1
-    this.hourEnd = -Infinity
+    this.meters = new ReplayMeters()
   }
 
   /** @param {import('./batch.js').RequestBatch} b */
@@ -134,12 +115,7 @@ export class ReferenceModel {
     n.bytes += size
     n.objectsSeen = Math.max(n.objectsSeen, o + 1)
     for (const s of this.online.values()) if (s.until < t) this.leave(s)
-    const hourly = this.meters.hourly
-    if (t >= this.hourEnd) { // the first request of an hour, found as the engine finds it
-      this.hour = hourly.hourOf(t)
-      this.hourEnd = hourly.start + (this.hour + 1) * 3600
-      this.notePeakOnline()
-    }
+    if (t >= this.meters.hourEnd) this.meters.startHour(t, this.online.size)
     this.tally('requests', 1)
     this.tally('bytes', size)
     if (!this.adopter.has(c)) {
@@ -171,31 +147,28 @@ export class ReferenceModel {
   }
 
   /** @param {string} series adds `amount` to this hour's figure in it @param {number} amount */
-  tally (series, amount) { this.meters.hourly.series[series][this.hour] += amount }
-  notePeakOnline () {
-    const peak = this.meters.hourly.series.onlinePeak
-    peak[this.hour] = Math.max(peak[this.hour], this.online.size)
-  }
+  tally (series, amount) { this.meters.series[series][this.meters.hour] += amount }
 
   /** A session starts: a new peer record (no channels) listing the store as new entries, never chosen, if it serves. @param {number} c @param {number} t */
   join (c, t) {
     /** @type {Session} */
-    const session = { client: c, open: true, until: t, uploaded: 0, lastAt: -Infinity, page: { since: this.clock }, turn: 0, channels: new Map(), listing: null }
+    const session = { client: c, open: true, until: t, uploaded: 0, lastAt: -Infinity, page: { since: this.clock }, turn: 0, channels: new Map(), reported: new Set(), listing: null }
     this.online.set(c, session)
-    if (this.serves(session)) this.list(session)
+    if (serves(this, session)) list(this, session)
     this.countJoin(session)
-    this.notePeakOnline()
+    this.meters.noteOnline(this.online.size)
     return session
   }
 
   /**
-   * A page view begins; with page-lifetime channels, one after the session's first is a new page
-   * script: a new peer record (holdings never chosen, no channels) and a new join.
+   * A page view begins, having reported nobody; with page-lifetime channels, one after the session's
+   * first is a new page script: a new peer record (holdings never chosen, no channels) and a new join.
    * @param {Session} session @param {boolean} joined whether the session's join was this page's
    */
   startPage (session, joined) {
     this.n.pageViews++
     this.views.set(session.client, (this.views.get(session.client) ?? 0) + 1)
+    session.reported = new Set()
     if (joined || this.config.channels !== 'page') return
     session.page = { since: this.clock }
     session.channels = new Map()
@@ -206,9 +179,9 @@ export class ReferenceModel {
         /** @type {Holding} */ (this.listOf(object).find((entry) => entry.listing === listing)).chosen = 0
       }
     }
-    const serves = this.serves(session)
-    if (serves && listing === null) this.list(session)
-    else if (!serves && listing !== null) this.unlist(session)
+    const may = serves(this, session)
+    if (may && listing === null) list(this, session)
+    else if (!may && listing !== null) unlist(session)
     this.countJoin(session)
   }
 
@@ -219,31 +192,10 @@ export class ReferenceModel {
     this.tally('joins', 1)
   }
 
-  /** @param {Session} session @returns {boolean} whether it may serve now: not receive-only, quarantined or over a budget */
-  serves (session) {
-    const c = session.client
-    const { uploadSession, uploadDay } = this.config
-    if (this.traitsOf(c).receiveOnly || this.now < (this.quarantinedUntil.get(c) ?? 0) || session.uploaded >= uploadSession) return false
-    const today = this.today.get(c)
-    return (today !== undefined && today.day === Math.floor(this.now / 86400) ? today.bytes : 0) < uploadDay
-  }
-
-  /** @param {Session} session starts serving: the coordinator lists its store (storage order), never chosen */
-  list (session) {
-    const listing = session.listing = { session, live: true }
-    for (const { object } of this.storeOf(session.client).entries) this.listOf(object).push({ listing, chosen: 0 })
-  }
-
-  /** @param {Session} session stops serving: unlisted at once (its entries go stale) */
-  unlist (session) {
-    /** @type {Listing} */ (session.listing).live = false
-    session.listing = null
-  }
-
   /** @param {Session} session ends: its entries go stale, its upload joins its client's */
   leave (session) {
     session.open = false
-    if (session.listing !== null) this.unlist(session)
+    if (session.listing !== null) unlist(session)
     this.online.delete(session.client)
     this.served.set(session.client, (this.served.get(session.client) ?? 0) + session.uploaded)
   }
@@ -275,167 +227,14 @@ export class ReferenceModel {
     this.meters.lookups.add(this.now)
     this.tally('lookups', 1)
     const turn = this.config.channels === 'page' ? session.turn++ : 0
-    const from = this.lookup(session, o, size, turn)
+    const from = lookup(this, session, o, size, turn)
     if (from === null) {
       this.count('origin', size)
     } else {
       this.count('peer', size)
-      this.servedBy(from, size)
+      servedBy(this, from, size)
     }
     this.keep(session, o, size)
-  }
-
-  /**
-   * A lookup by the shared rule: sample (stale records are read, not counted,
-   * then dropped), rank (asking `accepts` only of holders the ranking wants),
-   * mark the first one's entry for `o`; then the asker tries them.
-   * @param {Session} asker @param {number} o @param {number} size @param {number} turn the page's turn
-   * @returns {Session | null} the holder that served
-   */
-  lookup (asker, o, size, turn) {
-    const list = this.listOf(o)
-    const ranking = new HolderRanking(this.config.maxHolders, asker)
-    const want = this.config.candidateSample
-    const stale = []
-    let online = 0
-    for (let pos = sampleStart(list.length, want, this.rng), read = 1; pos !== -1; pos = sampleNext(pos, read++, online, list.length, want)) {
-      const { listing, chosen } = list[pos]
-      if (!listing.live) {
-        stale.push(pos)
-        continue
-      }
-      online++
-      const holder = listing.session
-      const connected = this.isOpen(asker, holder)
-      const key = rankKey(connected, chosen)
-      if (ranking.wants(holder, key) && this.accepts(holder, connected, size)) ranking.insert(holder, key)
-    }
-    for (const pos of stale.sort((a, b) => b - a)) removeAt(list, pos)
-    if (online > 0) this.count('oracle', size)
-    if (ranking.size === 0) return null
-    this.n.lookupHits++
-    const marked = /** @type {Holding} */ (list.find((entry) => entry.listing === /** @type {Session} */ (ranking.marked()).listing))
-    marked.chosen = ++this.clock
-    return this.tryHolders(asker, ranking.ids.slice(0, ranking.size), size, turn)
-  }
-
-  /**
-   * The asker tries the holders (peer-lookup.js `tryHolders`, plainly).
-   * @param {Session} asker @param {Session[]} ranked @param {number} size @param {number} turn
-   * @returns {Session | null}
-   */
-  tryHolders (asker, ranked, size, turn) {
-    const { setupTime, lookupTime, originTtfb, originRate, peerRate } = this.config
-    const hedged = this.config.hedge === 'on'
-    const t = this.now
-    let order = ranked
-    if (this.config.channels === 'page') {
-      order = ranked.filter((holder) => asker.channels.get(holder.page) !== Infinity)
-      const start = order.length > 0 ? turn % order.length : 0
-      order = [...order.slice(start), ...order.slice(0, start)]
-    }
-    let tau = lookupTime
-    for (const holder of order) {
-      const ready = asker.channels.get(holder.page)
-      let firstByte
-      if (ready !== undefined && ready <= t) {
-        this.n.reused++
-        firstByte = tau
-      } else if (ready === Infinity) {
-        continue
-      } else if (ready !== undefined) {
-        this.n.setupsShared++
-        firstByte = Math.max(tau, ready - t)
-      } else {
-        this.n.attempts++
-        if (this.fails(asker, holder)) {
-          this.n.failures++
-          this.reportNoChannel(asker, holder)
-          if (this.config.channels === 'page') asker.channels.set(holder.page, Infinity)
-          if (hedged) tau += PASS_OVER_S
-          continue
-        }
-        asker.channels.set(holder.page, hedged ? t + tau + setupTime : t)
-        firstByte = tau + setupTime
-      }
-      if (!hedged || firstByte <= this.deadline) return holder
-      const originDone = this.deadline + originTtfb + size / originRate
-      const peerDone = firstByte + size / peerRate
-      if (peerDone < originDone) return holder
-      this.n.racesLost++
-      if (originDone > firstByte) this.n.wastedUpload += Math.min(size, (originDone - firstByte) * peerRate)
-      return null
-    }
-    return null
-  }
-
-  /** @param {Session} asker @param {Session} holder @returns {boolean} whether the asker has an open channel to the holder's current peer record */
-  isOpen (asker, holder) {
-    const ready = asker.channels.get(holder.page)
-    return ready !== undefined && ready <= this.now
-  }
-
-  /** @param {Session} asker @param {Session} holder @returns {boolean} whether a new connection between them fails */
-  fails (asker, holder) {
-    if (this.traitsOf(asker.client).untraversable || this.traitsOf(holder.client).untraversable) return true
-    if (this.config.hedge === 'on' && this.config.setupTime > PASS_OVER_S) return true
-    return this.config.failRate > 0 && this.rng.random() < this.config.failRate
-  }
-
-  /**
-   * A `no_channel` report, judged as the coordinator's quarantine.js judges it.
-   * @param {Session} asker @param {Session} holder
-   */
-  reportNoChannel (asker, holder) {
-    this.n.reportsSent++
-    if (!(this.config.reportRule === 'all' || blames('no_channel'))) return
-    const subject = holder.client
-    if (this.now < (this.quarantinedUntil.get(subject) ?? 0) || asker.client === subject || holder.listing === null) return
-    this.n.reportsCounted++
-    const reporters = getOr(this.reports, subject, () => new Map())
-    reporters.set(asker.client, this.now)
-    for (const [who, when] of reporters) if (when <= this.now - this.config.reportWindow) reporters.delete(who)
-    if (reporters.size < this.config.reportThreshold) return
-    this.reports.delete(subject)
-    if (!this.quarantinedUntil.has(subject)) this.n.quarantinedClients++
-    this.quarantinedUntil.set(subject, this.now + this.config.quarantine)
-    this.n.quarantines++
-    this.unlist(holder)
-  }
-
-  /**
-   * The holder served `size` bytes: its upload, token bucket and budgets (past one it stops serving).
-   * @param {Session} holder @param {number} size
-   */
-  servedBy (holder, size) {
-    holder.uploaded += size
-    if (this.config.uploadRate !== Infinity) this.bucket(holder.client).tokens -= size
-    const day = Math.floor(this.now / 86400)
-    const today = getOr(this.today, holder.client, () => ({ day, bytes: 0 }))
-    if (today.day !== day) Object.assign(today, { day, bytes: 0 })
-    today.bytes += size
-    if (holder.listing === null) return
-    if (holder.uploaded >= this.config.uploadSession) this.n.sessionBudgetStops++
-    else if (today.bytes >= this.config.uploadDay) this.n.dayBudgetStops++
-    else return
-    this.unlist(holder)
-  }
-
-  /**
-   * Whether a holder can serve now: online through a connection set-up (if it needs one), under its upload cap.
-   * @param {Session} holder @param {boolean} connected @param {number} size @returns {boolean}
-   */
-  accepts (holder, connected, size) {
-    const { setupTime, uploadRate, uploadBurst } = this.config
-    if (setupTime > 0 && !connected && holder.until < this.now + setupTime) {
-      this.n.setupRefusals++
-      return false
-    }
-    if (uploadRate === Infinity) return true
-    const bucket = this.bucket(holder.client)
-    bucket.tokens = Math.min(uploadBurst, bucket.tokens + (this.now - bucket.at) * uploadRate)
-    bucket.at = this.now
-    return bucket.tokens >= size
   }
 
   /**
@@ -452,8 +251,8 @@ export class ReferenceModel {
     while (store.bytes + size > this.config.quotaBytes) {
       const [object, victim] = /** @type {[number, Entry]} */ (store.lru.entries().next().value)
       if (listing !== null) {
-        const list = this.listOf(object)
-        removeAt(list, list.findIndex((entry) => entry.listing === listing))
+        const holdings = this.listOf(object)
+        removeAt(holdings, holdings.findIndex((entry) => entry.listing === listing))
       }
       store.lru.delete(object)
       removeAt(store.entries, store.entries.indexOf(victim))
@@ -490,26 +289,6 @@ export class ReferenceModel {
     const uploaded = Float64Array.from({ length: clients }, (_, c) => this.served.get(c) ?? 0)
     const entries = [...this.stores.values()].reduce((sum, store) => sum + store.entries.length, 0)
     const { label, adoption, meters } = this
-    return engineResult(/** @type {any} */ ({ ...this.n, ...meters, label, adoption, seen, uploaded, entries }))
+    return engineResult(/** @type {any} */ ({ ...this.n, meters, label, adoption, seen, uploaded, entries }))
   }
-}
-
-/** @param {Store} store @param {number} o @param {Entry} entry now the most recently used */
-function touch (store, o, entry) {
-  store.lru.delete(o)
-  store.lru.set(o, entry)
-}
-
-/** Removes `list[pos]` by moving the last element there, as the engine's lists do. @template T @param {T[]} list @param {number} pos */
-function removeAt (list, pos) {
-  if (pos === -1) throw new Error('reference model: removing a record that is not listed')
-  const last = /** @type {T} */ (list.pop())
-  if (pos < list.length) list[pos] = last
-}
-
-/** @template K, V @param {Map<K, V>} map @param {K} key @param {() => V} make @returns {V} `map.get(key)`, made first if absent */
-function getOr (map, key, make) {
-  let value = map.get(key)
-  if (value === undefined) map.set(key, (value = make()))
-  return value
 }

@@ -181,12 +181,13 @@ test('the hedge: peers win when their first byte comes by the deadline, else the
   assert.equal(off.hedge.racesLost, 0)
   // a set-up longer than the client waits for (a fifth of connectTimeoutMs) never opens: no_channel.
   // A page passes over a peer that failed it for the rest of the page: B tries A once (for x),
-  // C tries A and B (who fetched w); with session-long channels B tries A for each of its four
+  // C tries A and B (who fetched w); with session-long channels B tries A for each of its four,
+  // but its page view reports A once, as the client does
   const slow = engineRun(requests, { hedge: 'on', setupTime: 2, channels: 'page' }).result
   assert.equal(slow.peerBytes, 0)
   assert.deepEqual([slow.connections.attempts, slow.connections.failures, slow.reports.sent], [3, 3, 3])
   const slowSession = engineRun(requests, { hedge: 'on', setupTime: 2, channels: 'session' }).result
-  assert.deepEqual([slowSession.connections.attempts, slowSession.connections.failures, slowSession.reports.sent], [6, 6, 6])
+  assert.deepEqual([slowSession.connections.attempts, slowSession.connections.failures, slowSession.reports.sent], [6, 6, 3])
 })
 
 test('untraversable visitors: every new connection to or from one fails, the same every time, and is reported', () => {
@@ -206,6 +207,28 @@ test('untraversable visitors: every new connection to or from one fails, the sam
   const none = engineRun(requests, { ...TRAITS, untraversable: 0 }).result
   assert.equal(none.peerBytes, 300)
   assert.equal(none.connections.failures, 0)
+})
+
+test('a page view reports a peer at most once, however many of its assets fail to reach it', () => {
+  // U cannot connect to anyone; A holds x, y and z, then w
+  const [u] = clientsWith(1, { untraversable: true })
+  const [a] = clientsWith(1, {})
+  const requests = /** @type {[number, number, number, number, number][]} */ ([
+    [0, a, PAGE, 0, P], [0, a, 1, 100, A], [0, a, 2, 100, A], [0, a, 3, 100, A],
+    [10, u, PAGE, 0, P], [10, u, 1, 100, A], [10.1, u, 2, 100, A], [10.2, u, 3, 100, A], // one view, three assets A holds
+    [15, a, 4, 100, A],
+    [20, u, PAGE, 0, P], [20, u, 4, 100, A] // U's next view: A again
+  ])
+  // page-lifetime channels: the page passes A over once it failed, and reports it once
+  const page = engineRun(requests, { ...TRAITS, channels: 'page' }).result
+  assert.deepEqual([page.connections.attempts, page.connections.failures, page.reports.sent], [2, 2, 2])
+  // session-long channels: U tries A for each asset, but each page view reports A once
+  const session = engineRun(requests, { ...TRAITS, channels: 'session' }).result
+  assert.deepEqual([session.connections.attempts, session.connections.failures, session.reports.sent], [4, 4, 2])
+  assert.equal(session.peerBytes, 0)
+  // the coordinator counts only the reports sent
+  const counted = engineRun(requests, { ...TRAITS, channels: 'session', reportRule: 'all' }).result
+  assert.deepEqual(counted.reports, { sent: 2, counted: 2, quarantines: 0, quarantinedClients: 0 })
 })
 
 test('receive-only visitors fetch from peers but are never listed', () => {
