@@ -19,6 +19,12 @@ import { DEFAULTS } from './config.js'
 import { startPeers } from './peers.js'
 import { navigationTtfb } from './page.js'
 
+/**
+ * What this page and its worker say to each other (worker-messages.js).
+ * @typedef {import('./worker-messages.js').PageMessage} PageMessage
+ * @typedef {import('./worker-messages.js').WorkerMessage} WorkerMessage
+ */
+
 /** Worker settings passed in its URL's query when not at their defaults. */
 const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedgeMinMs', 'hedgeMaxMs'])
 
@@ -44,7 +50,7 @@ export function startTransparent (config) {
   /** the worker to ask: the one in control, else the registration's active one */
   const worker = () => controller ? Promise.resolve(controller) : registered.then((r) => sw.controller ?? r.active ?? sw.ready.then((r) => r.active))
   /**
-   * @param {object} msg
+   * @param {PageMessage} msg `read`, `adopt` or `idle`
    * @returns {Promise<any>} the worker's answer on the port sent along
    */
   const ask = (msg) => worker().then((w) => new Promise((resolve) => {
@@ -69,7 +75,7 @@ export function startTransparent (config) {
   if (peers.why) console.info(`maygh: peers are off: ${peers.why}`)
 
   sw?.addEventListener('message', (e) => {
-    const m = e.data
+    const m = /** @type {WorkerMessage | undefined} */ (e.data)
     switch (m?.maygh) {
       case 'get': return answer(e.ports[0], m)
       case 'ping': return hello()
@@ -89,7 +95,7 @@ export function startTransparent (config) {
   /**
    * The worker wants an asset from peers: verified bytes, or null.
    * @param {MessagePort} port
-   * @param {{ url: string, name: import('./names.js').Name, quietMs: number }} m
+   * @param {import('./worker-messages.js').Get} m
    */
   const answer = async (port, { url, name, quietMs }) => {
     const stop = new AbortController()
@@ -97,19 +103,19 @@ export function startTransparent (config) {
     let last = 0
     const onBytes = () => {
       const now = performance.now()
-      if (now - last > 20) port.postMessage({ t: 'bytes' }, [])
+      if (now - last > 20) port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'bytes' }), [])
       last = now
     }
     const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, quietMs }).catch(() => null)
-    port.postMessage({ t: 'done', asset }, asset ? [asset.bytes.buffer] : [])
+    port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'done', asset }), asset ? [asset.bytes.buffer] : [])
   }
 
   /** @type {Promise<unknown>} */
   let adopted = Promise.resolve()
-  const hello = () => worker().then((w) => w?.postMessage({ maygh: 'hello', ttfb: navigationTtfb() }))
+  const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb() })))
   // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker
   // sends the next page's first requests straight to the origin while its script loads when they did not.
-  peers.ready.then((up) => worker().then((w) => w?.postMessage({ maygh: 'peers', up }))).catch(() => {})
+  peers.ready.then((up) => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'peers', up })))).catch(() => {})
   // A controlled page says hello at once: the worker holds its requests for peers' bytes until then.
   if (controller) hello()
   registered.then(() => {

@@ -14,16 +14,8 @@
  * Its settings come in its own URL's query (the page registers
  * `maygh-sw.js?manifest=…&quotaMb=…`), read like the script tag's.
  *
- * Messages, all `{maygh: kind, …}`:
- * - worker → page: `get {url, name}` with a port (the page answers `bytes`
- *   while peer bytes flow, then `done {asset}`, asset null if no peer gave
- *   it; the worker may send `cancel`), `held {all | add, remove, bytes}`
- *   (the store changed), `loaded` / `error` / `failed` (the page's stats).
- * - worker → page: `ping` (a page whose `hello` it has not heard answers with one).
- * - page → worker: `hello {ttfb}` (answered `held {all}`; only then is a page sent `get`s),
- *   `peers {up}` (whether it joined a coordinator: see `peersUp`), `read {hash}`
- *   (bytes to serve a peer), `adopt {urls}` (store what an uncontrolled page
- *   already loaded) and `idle` — each of the last three answered on its port.
+ * What it says to pages and hears from them (`{maygh: kind, …}`) is the
+ * contract in worker-messages.js.
  */
 import { readConfig } from './config.js'
 import { Names } from './names.js'
@@ -31,6 +23,18 @@ import { Cache } from './cache.js'
 import { OriginClock } from './hedge.js'
 import { Loader } from './loader.js'
 import { matches } from '../../protocol/index.js'
+
+/**
+ * @typedef {import('./worker-messages.js').WorkerMessage} WorkerMessage
+ * @typedef {import('./worker-messages.js').PageMessage} PageMessage
+ */
+
+/**
+ * Post to a page only what the contract has.
+ * @param {Client | null | undefined} page
+ * @param {WorkerMessage} msg
+ */
+const toPage = (page, msg) => page?.postMessage(msg)
 
 const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self))
 const config = readConfig(Object.fromEntries(new URL(location.href).searchParams), console.warn)
@@ -47,7 +51,7 @@ const adopting = new Set()
  * a page whose script is not listening yet can be lost). Until then what is
  * for a page waits here (`held`: stats, at most MAX_HELD), and it is sent
  * `ping`, which a listening page answers with `hello`.
- * @typedef {{ said: boolean, waiters: (() => void)[], held: object[] }} Page
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[] }} Page
  * @type {Map<string, Page>}
  */
 const pages = new Map()
@@ -73,7 +77,7 @@ function pageOf (id) {
 function listening (client) {
   const page = pageOf(client.id)
   if (page.said) return Promise.resolve()
-  client.postMessage({ maygh: 'ping' })
+  toPage(client, { maygh: 'ping' })
   return new Promise((resolve) => page.waiters.push(() => resolve(undefined)))
 }
 
@@ -120,9 +124,9 @@ async function respond (req, clientId) {
  * @returns {import('./loader.js').Via['stats']}
  */
 function statsFor (clientId) {
-  const post = (/** @type {object} */ msg) => {
+  const post = (/** @type {WorkerMessage} */ msg) => {
     const page = pageOf(clientId)
-    if (page.said) sw.clients.get(clientId).then((c) => c?.postMessage(msg), () => {})
+    if (page.said) sw.clients.get(clientId).then((c) => toPage(c, msg), () => {})
     else if (page.held.length < MAX_HELD) page.held.push(msg)
   }
   return {
@@ -152,41 +156,45 @@ function peersOf (clientId) {
         port1.close()
         resolve(asset)
       }
-      port1.onmessage = ({ data }) => data?.t === 'bytes' ? onBytes() : end(data?.asset ?? null)
+      port1.onmessage = ({ data }) => {
+        const reply = /** @type {import('./worker-messages.js').GetReply | undefined} */ (data)
+        if (reply?.t === 'bytes') onBytes()
+        else end(reply?.asset ?? null)
+      }
       signal.addEventListener('abort', () => {
-        port1.postMessage({ t: 'cancel' })
+        port1.postMessage(/** @satisfies {import('./worker-messages.js').GetCancel} */ ({ t: 'cancel' }))
         end(null)
       }, { once: true })
-      client.postMessage({ maygh: 'get', url, name, quietMs }, [port2])
+      client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', url, name, quietMs }), [port2])
     })
   }
 }
 
-/** @param {object} msg to every page of ours */
+/** @param {WorkerMessage} msg to every page of ours */
 function tell (msg) {
-  sw.clients.matchAll({ type: 'window' }).then((all) => { for (const c of all) c.postMessage(msg) }, () => {})
+  sw.clients.matchAll({ type: 'window' }).then((all) => { for (const c of all) toPage(c, msg) }, () => {})
 }
 
 sw.addEventListener('message', (event) => {
-  const m = event.data
+  const m = /** @type {PageMessage | undefined} */ (event.data)
   const port = event.ports[0]
   const source = /** @type {Client | null} */ (event.source)
   if (m?.maygh === 'hello') {
     if (source) {
       const p = pageOf(source.id)
       p.said = true
-      for (const msg of p.held.splice(0)) source.postMessage(msg)
+      for (const msg of p.held.splice(0)) toPage(source, msg)
       for (const w of p.waiters.splice(0)) w()
       // Forget pages that have gone. Uncontrolled ones too: a first view says hello before
       // clients.claim() has made it ours, and forgetting it would hold its stats for good.
       sw.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((all) => { for (const id of pages.keys()) if (!all.some((c) => c.id === id)) pages.delete(id) })
     }
     clock.observe(m.ttfb)
-    event.waitUntil(cacheReady.then(() => source?.postMessage({ maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
+    event.waitUntil(cacheReady.then(() => toPage(source, { maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
   } else if (m?.maygh === 'peers') {
     peersUp = m.up === true
   } else if (m?.maygh === 'read' && port) {
-    event.waitUntil(cacheReady.then(() => cache.get(String(m.hash))).then((a) => port.postMessage(a, a ? [a.bytes.buffer] : [])))
+    event.waitUntil(cacheReady.then(() => cache.get(String(m.hash))).then((/** @type {import('./worker-messages.js').ReadReply} */ a) => port.postMessage(a, a ? [a.bytes.buffer] : [])))
   } else if (m?.maygh === 'adopt' && port && Array.isArray(m.urls)) {
     const p = adopt(m.urls.map(String), source?.id ?? '')
     adopting.add(p)

@@ -72,9 +72,10 @@ for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
       const counterShare = 1 - counted / needed
       /** @returns {Promise<any>} the site's figures in /stats */
       const reported = async () => (await (await fetch(stack.coordinator.httpUrl + '/stats')).json()).usage?.[origin]
-      // Reports of pages already gone keep arriving for a moment: wait until the origin's bytes are all in, or the bound.
+      // Reports of pages already gone keep arriving for a moment (the holder's last one, of what it served, as
+      // it closes): wait until the origin's bytes, the peers' and what was served are all in, or the bound.
       let usage = await reported()
-      for (const end = Date.now() + REPORTS_BOUND_MS; Date.now() < end && !(usage?.origin >= counted && usage.peer + usage.origin >= needed);) {
+      for (const end = Date.now() + REPORTS_BOUND_MS; Date.now() < end && !(usage?.origin >= counted && usage.peer + usage.origin >= needed && usage.served >= usage.peer);) {
         await new Promise((resolve) => setTimeout(resolve, 200))
         usage = await reported()
       }

@@ -1,0 +1,68 @@
+/**
+ * The contract between a page and the service worker of transparent mode
+ * (transparent.js ↔ worker.js): every message either side sends, its payload
+ * and its reply, as `protocol/` is for the coordinator. Both sides post only
+ * these types (`tsc` checks it, as part of `npm test`), and read only these.
+ *
+ * Messages are `{maygh: kind, …}` objects sent with `postMessage`. A message
+ * that wants a reply carries a MessagePort, and the reply comes on it.
+ *
+ * Page → worker:
+ * - `hello {ttfb}`: the page's script listens (and saw this time to first
+ *   byte for its own HTML). The worker answers `held {all}`, sends what it
+ *   kept for the page, and from then on sends it `get`s.
+ * - `peers {up}`: whether the page joined a coordinator. While the last page
+ *   did not, the next page's requests made before its `hello` go to the
+ *   origin at once.
+ * - `read {hash}` + port: the stored bytes to serve a peer ({@link ReadReply}).
+ * - `adopt {urls}` + port: store what the page loaded before the worker
+ *   controlled it (its first view); `null` once done.
+ * - `idle` + port: `null` once the worker has nothing in flight.
+ *
+ * Worker → page:
+ * - `get {url, name, quietMs}` + port: fetch an asset from peers. The page
+ *   answers `{t: 'bytes'}` while peer bytes flow (at most one per 20 ms) and
+ *   then `{t: 'done', asset}` (null: no peer gave it); the worker may send
+ *   `{t: 'cancel'}` first (the origin won).
+ * - `ping`: a page whose `hello` the worker has not heard answers with one.
+ * - `held {all | add, remove, bytes}`: what the store holds, or how it changed.
+ * - `loaded {e}`, `error {e}`, `failed`: the page's stats (loads the worker made for it).
+ *
+ * This module holds only types: it adds nothing to the bundles.
+ */
+
+/** @typedef {import('./names.js').Name} Name */
+/** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} StoredAsset */
+/** @typedef {import('./peer-fetch.js').PeerAsset} PeerAsset */
+
+/**
+ * @typedef {{ maygh: 'hello', ttfb: number }} Hello
+ * @typedef {{ maygh: 'peers', up: boolean }} PeersUp
+ * @typedef {{ maygh: 'read', hash: string }} Read
+ * @typedef {StoredAsset | null} ReadReply
+ * @typedef {{ maygh: 'adopt', urls: string[] }} Adopt
+ * @typedef {{ maygh: 'idle' }} Idle
+ * @typedef {Hello | PeersUp | Read | Adopt | Idle} PageMessage what a page sends its worker
+ */
+
+/**
+ * @typedef {Parameters<import('./stats.js').Stats['loaded']>[0]} LoadEvent
+ * @typedef {Parameters<import('./stats.js').Stats['error']>[0]} ErrorEvent
+ * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number }} Get
+ * @typedef {{ maygh: 'ping' }} Ping
+ * @typedef {{ maygh: 'held', all?: string[], add?: string[], remove?: string[], bytes: number }} Held
+ * @typedef {{ maygh: 'loaded', e: LoadEvent }} Loaded
+ * @typedef {{ maygh: 'error', e: ErrorEvent }} Failure
+ * @typedef {{ maygh: 'failed' }} Failed
+ * @typedef {Get | Ping | Held | Loaded | Failure | Failed} WorkerMessage what the worker sends a page
+ */
+
+/**
+ * On a `get`'s port.
+ * @typedef {{ t: 'bytes' }} GetProgress peer bytes are flowing (the hedge's clock restarts)
+ * @typedef {{ t: 'done', asset: PeerAsset | null }} GetDone
+ * @typedef {GetProgress | GetDone} GetReply what the page answers
+ * @typedef {{ t: 'cancel' }} GetCancel what the worker may send first
+ */
+
+export {}
