@@ -1,6 +1,7 @@
 /**
  * Keeps the coordinator's list of our holdings in step with the cache: after
- * any change it waits `delayMs` (so a burst of stores becomes one message),
+ * changes it waits until they have been still for `delayMs` (at most 8 ×
+ * `delayMs`: so a page's burst of stores becomes one message),
  * then sends the difference between what we hold and what we last announced
  * as `update {add, remove}`, split to the coordinator's per-message limit and
  * capped at its per-peer limit. `join` resets the announced set to its `have`.
@@ -27,6 +28,8 @@ export class Announcer {
     /** whether the coordinator lists us (it does after a join, until `serving: false`) */
     this.listed = true
     this.timer = undefined
+    /** @type {number | undefined} when the first change not yet announced came */
+    this.since = undefined
     this.inflight = 0
     /** @type {(() => void)[]} */
     this.waiters = []
@@ -40,9 +43,16 @@ export class Announcer {
     this.schedule()
   }
 
-  /** Holdings changed: announce them soon. */
+  /**
+   * Holdings changed: announce them once they have been still for `delayMs`,
+   * and at most 8 × `delayMs` after the first change, so that a page's burst
+   * of stores is one message.
+   */
   schedule () {
-    if (this.timer === undefined) this.timer = setTimeout(() => this.flush(), this.options.delayMs)
+    const { delayMs } = this.options
+    this.since ??= Date.now()
+    clearTimeout(this.timer)
+    this.timer = setTimeout(() => this.flush(), Math.min(delayMs, this.since + 8 * delayMs - Date.now()))
   }
 
   diff () {
@@ -56,7 +66,7 @@ export class Announcer {
 
   flush () {
     clearTimeout(this.timer)
-    this.timer = undefined
+    this.timer = this.since = undefined
     const { signaling } = this.options
     if (!signaling.joined) return this.check()
     if (!this.options.serving()) {

@@ -45,7 +45,7 @@ const defaults = {
   /** the longest counted asset bytes wait for a report while more keep coming (`data-usage-ms`; 0 = never); reports also go 1 s after the last byte, and when hidden or left */
   usageMs: 10000,
   /** holdings changes within this window go out as one `update` */
-  announceDelayMs: 50,
+  announceDelayMs: 200,
   /** reconnect backoff: first delay and cap */
   backoffBaseMs: 500,
   backoffMaxMs: 30000

@@ -79,7 +79,7 @@ export class Signaling extends Emitter {
     /** @type {RTCIceServer[]} */
     this.iceServers = []
     /** the coordinator's limits: its defaults until a `welcome` tells the real ones */
-    this.limits = { maxMessageBytes: LIMITS.maxMessageBytes, maxAssetsPerPeer: LIMITS.maxAssetsPerPeer, maxAssetsPerMessage: LIMITS.maxAssetsPerMessage }
+    this.limits = { ...LIMITS }
     this.ref = 0
     /** @type {Map<number, Waiter>} replies awaited, by ref */
     this.waiting = new Map()

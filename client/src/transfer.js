@@ -106,7 +106,7 @@ export class Transfer {
     this.lastActive = Date.now()
     this.armStall()
     if (data instanceof ArrayBuffer) return this.onChunk(new Uint8Array(data))
-    if (typeof data !== 'string') return this.fail('binary frame is not an ArrayBuffer')
+    if (typeof data !== 'string') return this.fail('not an ArrayBuffer')
     let msg
     try { msg = JSON.parse(data) } catch { return this.fail('not JSON') }
     const head = this.pending[0]
@@ -148,7 +148,7 @@ export class Transfer {
     const head = this.pending[0]
     if (!head?.buf) return this.fail('unexpected binary frame')
     const got = head.got + chunk.length
-    if (got > head.size) return this.fail('more bytes than announced')
+    if (got > head.size) return this.fail('too many bytes')
     if (got > head.buf.length) {
       const grown = new Uint8Array(Math.min(head.size, Math.max(got, head.buf.length * 2)))
       grown.set(head.buf.subarray(0, head.got))
