@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * Makes the README's picture of the coordinator's dashboard (docs/dashboard.png)
- * from a real run of what the quick start describes: the demo shop in its
- * default (transparent) mode, its coordinator, and `--visitors` Chromium
+ * from a real run of what the quick start describes: the demo shop as `npm
+ * start` runs it (its origin acting 80 ms away at 5 Mbit/s, the client at its
+ * defaults, transparent mode), its coordinator, and `--visitors` Chromium
  * visitors (default 6) arriving `--every` seconds apart (default 20), each
  * opening `/about` first (the service worker installs there: a visitor's first
  * page is not under it) and then the shop, and staying; then, once the
@@ -20,7 +21,7 @@ import { launchBrowser, startStack, until } from '../test/support/browsers.js'
 
 const { values } = parseArgs({ options: { visitors: { type: 'string', default: '6' }, every: { type: 'string', default: '20' } } })
 const out = fileURLToPath(new URL('../docs/dashboard.png', import.meta.url))
-const stack = await startStack({ coordinator: () => ({ usageFlushMs: 500 }) })
+const stack = await startStack({ coordinator: () => ({ usageFlushMs: 500 }), site: { link: { rttMs: 80, mbps: 5 }, clientData: {} } })
 const browser = await launchBrowser('chromium')
 const site = stack.site.url
 const origin = new URL(site).origin

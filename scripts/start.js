@@ -5,8 +5,10 @@
  * origin counts its bytes, plus the live dashboard. Prints the URLs.
  *
  * PORT (demo, default 8080), COORDINATOR_PORT (7070), STUN_PORT (3478),
- * HOST (127.0.0.1), REDIS_URL and LOG_LEVEL (warn; the coordinator's JSON log
- * lines) override the defaults.
+ * HOST (127.0.0.1), REDIS_URL, LOG_LEVEL (warn; the coordinator's JSON log
+ * lines), and ORIGIN_RTT_MS (80) / ORIGIN_MBPS (5), how far away the shop's
+ * origin acts (0: loopback speed), override the defaults. The client runs at
+ * its defaults.
  */
 import { buildClient } from '../client/build.js'
 import { startCoordinator } from '../coordinator/src/server.js'
@@ -27,7 +29,12 @@ try {
     // Only the shop's pages may use it (no token secret: the allow-list alone applies).
     allowedOrigins: shopOrigins(host, sitePort)
   }, { log: createLogger({ level: env.LOG_LEVEL || 'warn' }) })
-  const site = await startDemoSite({ host, port: sitePort, coordinatorUrl: coordinator.url, clientDir: bundle.outdir })
+  // The origin as far away as a real one: the client's defaults are made for that, not for loopback.
+  const rttMs = Number(env.ORIGIN_RTT_MS ?? 80)
+  const mbps = Number(env.ORIGIN_MBPS ?? 5)
+  if (!(rttMs >= 0 && mbps > 0)) throw Object.assign(new TypeError(`ORIGIN_RTT_MS must be a number of ms (0 or more) and ORIGIN_MBPS above 0, not ${env.ORIGIN_RTT_MS} / ${env.ORIGIN_MBPS}`), { code: 'EINVAL' })
+  const link = rttMs > 0 ? { rttMs, mbps } : null
+  const site = await startDemoSite({ host, port: sitePort, coordinatorUrl: coordinator.url, clientDir: bundle.outdir, link })
   console.log(`
   Maygh demo is running
     shop         ${site.url}/  (transparent mode; ${site.url}/elements: marked-element mode)
@@ -37,6 +44,7 @@ try {
     coordinator  ${coordinator.url}  for pages of ${coordinator.config.allowedOrigins?.join(', ') ?? 'any origin'} (health ${coordinator.httpUrl}/healthz, stats ${coordinator.httpUrl}/stats, metrics ${coordinator.httpUrl}/metrics)
     STUN         ${coordinator.stunUrl}
     store        ${coordinator.config.redisUrl ? coordinator.config.redisUrl : 'in-process (set REDIS_URL for Redis)'}
+    origin       ${link ? `as if ${link.rttMs} ms away at ${link.mbps} Mbit/s per response (emulated: ORIGIN_RTT_MS, ORIGIN_MBPS; ORIGIN_RTT_MS=0 for loopback speed)` : 'at loopback speed (ORIGIN_RTT_MS=0)'}
     client       ${bundle.bundles.map((b) => `/${b.file} ${b.gzipBytes} B`).join(', ')} (gzipped)
 
   Open the shop in two different browsers (or a normal and a private window):

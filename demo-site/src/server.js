@@ -20,6 +20,7 @@ import { DEFAULT_PUBLIC_DIR, ensureGenerated } from './images.js'
 import { UNKNOWN_PATH, createOriginStats } from './origin-stats.js'
 import { renderAboutPage, renderShopPage } from './shop-page.js'
 import { BUNDLES } from '../../client/bundles.js'
+import { DistantLink } from '../../bench/slow-origin.js'
 
 /** Defaults for {@link startDemoSite}; `coordinatorHttpUrl` undefined means "derive from coordinatorUrl". */
 const defaults = {
@@ -29,13 +30,19 @@ const defaults = {
   /** @type {string | undefined} */
   coordinatorHttpUrl: undefined,
   /**
-   * more `data-` attributes for the client's script tag (name without `data-` → value). The
-   * default raises the hedge deadline's floor to 2 s: this origin runs on the visitors' own
-   * machine and answers before a first peer connection opens, so with the client's default
-   * (100 ms) the demo's second visitor would get most images from the origin.
+   * more `data-` attributes for the client's script tag (name without `data-` → value); none:
+   * the client's defaults, as a site that adds the script tag as the README says has them
    * @type {Record<string, string>}
    */
-  clientData: { 'hedge-min-ms': '2000' },
+  clientData: {},
+  /**
+   * the link between this origin and its visitors (bench/slow-origin.js's `DistantLink`: a round
+   * trip before each response, two on a new connection, the body at most `mbps`), applied to the
+   * site's own responses, not the instrument's; null: loopback as it is. What is counted is what
+   * left before a visitor went away (a download the client cancels counts as far as it went)
+   * @type {{ rttMs: number, mbps: number } | null}
+   */
+  link: null,
   /** the folder `npm run build` writes the client bundles to (maygh.js, maygh-sw.js, maygh-elements.js) */
   clientDir: fileURLToPath(new URL('../../dist/', import.meta.url)),
   publicDir: DEFAULT_PUBLIC_DIR
@@ -71,13 +78,14 @@ export async function startDemoSite (options = {}) {
     resources.set(path, { body: await readFile(join(config.publicDir, path)), type: entry.type, etag: `"${entry.hash}"` })
   }
   const catalog = buildCatalog()
-  const page = { catalog, coordinatorUrl: config.coordinatorUrl, clientData: config.clientData }
+  const page = { catalog, coordinatorUrl: config.coordinatorUrl, clientData: config.clientData, link: config.link }
   resources.set('/', { body: Buffer.from(renderShopPage({ ...page, markup: 'plain' })), type: HTML_TYPE })
   resources.set('/elements', { body: Buffer.from(renderShopPage({ ...page, markup: 'elements' })), type: HTML_TYPE })
   resources.set('/about', { body: Buffer.from(renderAboutPage(page)), type: HTML_TYPE })
   resources.set('/maygh-manifest.json', withEtag(Buffer.from(JSON.stringify(manifest)), JSON_TYPE))
   const dashboard = Buffer.from(renderDashboard({ coordinatorHttpUrl: config.coordinatorHttpUrl }))
   const stats = createOriginStats()
+  const link = config.link && new DistantLink(config.link)
 
   /**
    * Send one response and count it unless it belongs to the instrument.
@@ -85,11 +93,18 @@ export async function startDemoSite (options = {}) {
    * @param {import('node:http').ServerResponse} res
    * @param {{ status: number, body: Buffer, headers: Record<string, string | number>, countAs?: string }} r
    */
-  function send (req, res, { status, body, headers, countAs }) {
+  async function send (req, res, { status, body, headers, countAs }) {
     const bodyless = req.method === 'HEAD' || status === 304 || status === 204
+    const distant = link !== null && countAs !== undefined
+    if (distant) await link.arrive(req)
     res.writeHead(status, status === 304 || status === 204 ? headers : { 'Content-Length': body.length, ...headers })
-    res.end(bodyless ? undefined : body)
-    if (countAs !== undefined) stats.record(countAs, bodyless ? 0 : body.length)
+    let sent = 0
+    if (distant && !bodyless) await link.send(res, body, (n) => { sent += n })
+    else {
+      res.end(bodyless ? undefined : body)
+      sent = bodyless ? 0 : body.length
+    }
+    if (countAs !== undefined) stats.record(countAs, sent)
   }
 
   /**
@@ -102,7 +117,7 @@ export async function startDemoSite (options = {}) {
   function fail (req, res, code, countAs, extra = {}) {
     const { message, status = 500 } = new MayghError(DEMO_ERRORS[code])
     const body = JSON.stringify({ error: { code, message } })
-    send(req, res, { status, body: Buffer.from(body), headers: { 'Content-Type': JSON_TYPE, ...extra }, countAs })
+    return send(req, res, { status, body: Buffer.from(body), headers: { 'Content-Type': JSON_TYPE, ...extra }, countAs })
   }
 
   /**
@@ -148,7 +163,7 @@ export async function startDemoSite (options = {}) {
         return send(req, res, { status: 304, body: Buffer.alloc(0), headers: { ETag: resource.etag, 'Cache-Control': 'no-cache' }, countAs })
       }
     }
-    send(req, res, { status: 200, body: resource.body, headers, countAs })
+    return send(req, res, { status: 200, body: resource.body, headers, countAs })
   }
 
   const server = createServer((req, res) => {
@@ -237,6 +252,8 @@ function resolveOptions (options) {
     throw new TypeError(`coordinatorUrl is not a URL: ${config.coordinatorUrl}`)
   }
   if (ws.protocol !== 'ws:' && ws.protocol !== 'wss:') throw new TypeError('coordinatorUrl must be a ws: or wss: URL')
+  const { link } = config
+  if (link !== null && !(link.rttMs >= 0 && link.rttMs <= 10_000 && link.mbps > 0)) throw new TypeError('link must be null or { rttMs: 0 to 10000, mbps: above 0 }')
   // The coordinator serves /stats on the same host and port as its WebSocket endpoint.
   const coordinatorHttpUrl = config.coordinatorHttpUrl ?? `${ws.protocol === 'wss:' ? 'https:' : 'http:'}//${ws.host}`
   return Object.freeze({ ...config, coordinatorHttpUrl: coordinatorHttpUrl.replace(/\/+$/, '') })

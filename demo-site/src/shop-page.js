@@ -53,8 +53,9 @@ function card (p, markup) {
 }
 
 /**
- * @typedef {{ catalog: Product[], coordinatorUrl: string, clientData?: Record<string, string> }} PageOptions
- *   `clientData`: more `data-` attributes for the client's script tag (name without `data-`)
+ * @typedef {{ catalog: Product[], coordinatorUrl: string, clientData?: Record<string, string>, link?: { rttMs: number, mbps: number } | null }} PageOptions
+ *   `clientData`: more `data-` attributes for the client's script tag (name without `data-`);
+ *   `link`: the distant origin the site emulates, which the footer states
  */
 
 /**
@@ -88,7 +89,12 @@ ${client}
 </header>`
 }
 
-const FOOTER = `<footer class="foot">Product photos on this page are delivered by other visitors' browsers through Maygh, and checked against their SHA-256 before display.
+/**
+ * The page's end: what Maygh does here, and how far away this origin acts.
+ * @param {PageOptions} options
+ */
+const footer = ({ link }) => `<footer class="foot">Product photos on this page are delivered by other visitors' browsers through Maygh, and checked against their SHA-256 before display.
+  ${link ? `<span class="distance">This demo's origin answers as if it were ${link.rttMs} ms away at ${link.mbps} Mbit/s per response (emulated; <code>ORIGIN_RTT_MS=0 npm start</code> serves it at loopback speed).</span>` : ''}
   <label class="share"><input type="checkbox" class="share-toggle" checked> Share the photos I have seen with other shoppers (<span class="share-mode">on</span>)</label></footer>
 </body>
 </html>
@@ -111,7 +117,7 @@ export function renderShopPage (options) {
 <main class="grid">
 ${catalog.map((p) => card(p, markup)).join('\n')}
 </main>
-${FOOTER}`
+${footer(options)}`
 }
 
 /**
@@ -126,5 +132,5 @@ export function renderAboutPage (options) {
   <h1>About Makers' Market</h1>
   <p>${new Set(catalog.map((p) => p.shop)).size} independent shops sell their handmade goods here. <a href="/">Browse the shop</a>.</p>
 </section>
-${FOOTER}`
+${footer(options)}`
 }

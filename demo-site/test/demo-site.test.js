@@ -148,8 +148,8 @@ test('errors: 404, 400 for traversal and bad escapes, 405 with Allow', async () 
 test('the shop page embeds the client once, in either mode, and every product image is a manifest asset', async () => {
   const manifest = await (await fetch(`${site.url}/maygh-manifest.json`)).json()
   for (const [path, script, attr] of [
-    ['/', '<script src="/maygh.js" data-coordinator="ws://127.0.0.1:7070/ws" data-hedge-min-ms="2000" async>', 'src'],
-    ['/elements', '<script src="/maygh-elements.js" data-coordinator="ws://127.0.0.1:7070/ws" data-hedge-min-ms="2000" defer>', 'data-maygh-src']
+    ['/', '<script src="/maygh.js" data-coordinator="ws://127.0.0.1:7070/ws" async>', 'src'],
+    ['/elements', '<script src="/maygh-elements.js" data-coordinator="ws://127.0.0.1:7070/ws" defer>', 'data-maygh-src']
   ]) {
     const html = await (await fetch(site.url + path)).text()
     const scripts = html.match(/<script\b[^>]*\bsrc="\/maygh[^"]*"[^>]*>/g) ?? []
@@ -214,4 +214,26 @@ test('Chromium decodes every product image', { timeout: 30_000 }, async (t) => {
   })
   assert.ok(result.length >= 30)
   for (const { w, attr } of result) assert.ok(w > 0 && w === attr, `naturalWidth ${w} vs width=${attr}`)
+})
+
+test('a distant origin (npm start\'s): its own responses a round trip later (two on a new connection) and paced, the instrument not; the page says so', async () => {
+  await assert.rejects(startDemoSite({ port: 0, link: { rttMs: -1, mbps: 5 } }), TypeError)
+  await assert.rejects(startDemoSite({ port: 0, link: { rttMs: 10, mbps: 0 } }), /link must be null or/)
+  const far = await startDemoSite({ port: 0, host: '127.0.0.1', link: { rttMs: 150, mbps: 8 } })
+  try {
+    const bytes = (await readFile(join(DEFAULT_PUBLIC_DIR, 'img/p01.png'))).length
+    const t0 = performance.now()
+    const image = await fetch(`${far.url}/img/p01.png`, { headers: { connection: 'close' } })
+    assert.equal((await image.arrayBuffer()).byteLength, bytes)
+    // two round trips on a new connection, and the body at 1 MB/s
+    assert.ok(performance.now() - t0 >= 300 + bytes / 1e3 * 0.9, `${(performance.now() - t0).toFixed(0)} ms`)
+    assert.equal(far.stats().byPath['/img/p01.png'].bytes, bytes, 'counted as it left')
+    const page = await (await fetch(`${far.url}/`)).text()
+    assert.match(page, /answers as if it were 150 ms away at 8 Mbit\/s/)
+    const t1 = performance.now()
+    await (await fetch(`${far.url}/origin-stats`)).json()
+    assert.ok(performance.now() - t1 < 150, 'the instrument is not behind the link')
+  } finally {
+    await far.close()
+  }
 })
