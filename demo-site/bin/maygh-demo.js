@@ -21,7 +21,11 @@ export const DEMO_ENV = Object.freeze({
   /** the coordinator's WebSocket URL as browsers reach it (default ws://127.0.0.1:7070) */
   COORDINATOR_URL: 'coordinatorUrl',
   /** where the dashboard reads the coordinator's /stats (default: COORDINATOR_URL's host over http) */
-  COORDINATOR_HTTP_URL: 'coordinatorHttpUrl'
+  COORDINATOR_HTTP_URL: 'coordinatorHttpUrl',
+  /** how far away the shop's origin acts, ms of round trip (default 80, as `npm start`; 0: loopback speed) */
+  ORIGIN_RTT_MS: 'link',
+  /** its bandwidth per response, Mbit/s (default 5) */
+  ORIGIN_MBPS: 'link'
 })
 
 /**
@@ -33,10 +37,13 @@ export function demoOptionsFrom (env) {
   const options = {}
   for (const [name, option] of Object.entries(DEMO_ENV)) {
     const text = env[name]
-    if (text === undefined || text === '') continue
+    if (text === undefined || text === '' || option === 'link') continue
     options[option] = option === 'port' ? Number(text) : text
   }
-  return options
+  const rttMs = Number(env.ORIGIN_RTT_MS || 80)
+  const mbps = Number(env.ORIGIN_MBPS || 5)
+  if (!(rttMs >= 0 && mbps > 0)) throw new TypeError(`ORIGIN_RTT_MS must be a number of ms (0 or more) and ORIGIN_MBPS above 0, not ${env.ORIGIN_RTT_MS} / ${env.ORIGIN_MBPS}`)
+  return { ...options, link: rttMs === 0 ? null : { rttMs, mbps } }
 }
 
 async function main () {
@@ -49,7 +56,8 @@ async function main () {
   }
   const built = await access(join(DEMO_DEFAULTS.clientDir, 'maygh.js')).then(() => true, () => false)
   if (!built) console.warn('maygh-demo: warning: client bundle not built (run `npm run build`); /maygh.js answers 503 until it is')
-  console.log(`maygh-demo: shop on ${site.url}/ (dashboard ${site.url}/dashboard)`)
+  const { link } = demoOptionsFrom(process.env)
+  console.log(`maygh-demo: shop on ${site.url}/ (dashboard ${site.url}/dashboard); its origin ${link ? `acts ${link.rttMs} ms away at ${link.mbps} Mbit/s` : 'at loopback speed'}`)
   const stop = async () => {
     await site.close()
     process.exit(0)

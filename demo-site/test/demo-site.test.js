@@ -237,3 +237,12 @@ test('a distant origin (npm start\'s): its own responses a round trip later (two
     await far.close()
   }
 })
+
+test('maygh-demo reads how far its origin acts from ORIGIN_RTT_MS / ORIGIN_MBPS, as npm start does', async () => {
+  const { demoOptionsFrom } = await import('../bin/maygh-demo.js')
+  assert.deepEqual(demoOptionsFrom({}).link, { rttMs: 80, mbps: 5 })
+  assert.deepEqual(demoOptionsFrom({ ORIGIN_RTT_MS: '200', ORIGIN_MBPS: '2' }).link, { rttMs: 200, mbps: 2 })
+  assert.equal(demoOptionsFrom({ ORIGIN_RTT_MS: '0' }).link, null)
+  assert.throws(() => demoOptionsFrom({ ORIGIN_RTT_MS: 'far' }), /ORIGIN_RTT_MS must be a number/)
+  assert.throws(() => demoOptionsFrom({ ORIGIN_MBPS: '-1' }), /ORIGIN_MBPS above 0/)
+})

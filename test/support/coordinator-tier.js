@@ -42,7 +42,9 @@ export async function startTier ({ redisUrl, count, env = {} }) {
   try {
     const { outdir } = await buildClient({ outdir: dir })
     for (let i = 1; i <= count; i++) coordinators.push(await CoordinatorProcess.start({ name: `coordinator-${i}`, redisUrl, env }))
-    site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinators[0].url, clientDir: outdir })
+    // The origin on loopback answers before a first peer connection opens: the hedge's floor is raised
+    // so that peers get their turn (as test/support/browsers.js's startStack does, and says why).
+    site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinators[0].url, clientDir: outdir, clientData: { 'hedge-min-ms': '2000' } })
     const siteUrl = site.url
     const tier = {
       coordinators,
