@@ -34,7 +34,11 @@ export async function routeCoordinators (page, shopUrl, coordinators) {
       await route.abort()
       throw new Error('the shop page has no data-coordinator attribute to rewrite')
     }
-    await route.fulfill({ response, body: html.replace(attribute, `data-coordinator="${coordinators.join(',')}"`) })
+    // These visitors test the coordinator tier (shards, failover, signals across shards), on one
+    // machine: the hedge's floor is raised so that a first peer connection, set up across shards,
+    // gets its turn before the origin (as test/support/browsers.js's startStack does). What the
+    // client's defaults do at a real distance is test/e2e/demo-distance.test.js's.
+    await route.fulfill({ response, body: html.replace(attribute, `data-coordinator="${coordinators.join(',')}" data-hedge-min-ms="2000"`) })
   })
 }
 
