@@ -3,7 +3,7 @@
 /**
  * Is a page with maygh ever slower than without? The demo shop behind a
  * distant origin (bench/slow-origin.js: added round trip, per-response
- * bandwidth), peers and coordinator on loopback, real Chromium: the time from
+ * bandwidth), peers and coordinator on loopback, real Chromium (or Firefox, `--engine`): the time from
  * navigation until every image in the first viewport (1280×720) shows, and
  * until all of the shop's images do, per visit; p50 and p95 over `--visits`
  * fresh visitors per scenario.
@@ -48,6 +48,7 @@ const HELP = `node bench/page-load.js [options]
   --modes LIST      transparent, elements (default both)
   --scenarios LIST  first, holders, down, silent (default all)
   --max-seconds N   give up after this long (default 3000)
+  --engine NAME     chromium (default) or firefox: the holders' and the visitors' browser
 
 Prints a table per profile and one JSON line: per mode and scenario the p50/p95
 time until the viewport's images show and until all images do, for maygh and for
@@ -73,6 +74,7 @@ const { values } = parseArgs({
     modes: { type: 'string', default: MODES.join(',') },
     scenarios: { type: 'string', default: SCENARIOS.join(',') },
     'max-seconds': { type: 'string', default: '3000' },
+    engine: { type: 'string', default: 'chromium' },
     help: { type: 'boolean', default: false }
   }
 })
@@ -93,7 +95,7 @@ function intFlag (name, min, max) {
 }
 /**
  * @template {string} T
- * @param {'modes' | 'scenarios'} name
+ * @param {'modes' | 'scenarios' | 'engine'} name
  * @param {readonly T[]} allowed
  * @returns {T[]}
  */
@@ -107,6 +109,9 @@ const holderCount = intFlag('holders', 1, 20)
 const maxSeconds = intFlag('max-seconds', 10, 86_400)
 const modes = listFlag('modes', MODES)
 const scenarios = listFlag('scenarios', SCENARIOS)
+const engine = /** @type {'chromium' | 'firefox'} */ (listFlag('engine', /** @type {const} */ (['chromium', 'firefox']))[0])
+/** a new visitor's context (Chromium asks for Local Network Access to the loopback coordinator; a user would grant it) */
+const contextOptions = engine === 'chromium' ? { permissions: ['local-network-access'] } : {}
 const profiles = String(values.profiles).split(',').map((p) => {
   const [rttMs, mbps] = p.split('/').map(Number)
   if (!(rttMs >= 0 && rttMs <= 5000 && mbps > 0 && mbps <= 10_000)) usage(`--profiles: ${p} is not RTT_MS/MBIT_S`)
@@ -188,8 +193,8 @@ async function runProfile (profile) {
     return html
   }
   // Holders in one browser process, the visitor under measurement in another.
-  const holderBrowser = await launchBrowser('chromium')
-  const visitorBrowser = await launchBrowser('chromium')
+  const holderBrowser = await launchBrowser(engine)
+  const visitorBrowser = await launchBrowser(engine)
   /** @type {Record<string, any>} */
   const results = {}
   try {
@@ -242,7 +247,7 @@ async function runProfile (profile) {
  * @param {string} url
  */
 async function openHolder (browser, url) {
-  const context = await browser.newContext({ permissions: ['local-network-access'] })
+  const context = await browser.newContext(contextOptions)
   const page = await context.newPage()
   await page.goto(url)
   const count = await page.$$eval('main img', (imgs) => imgs.length)
@@ -262,7 +267,7 @@ async function openHolder (browser, url) {
  * @param {{ mode: Mode, shop: string, variant: Variant }} how
  */
 async function visit (browser, base, { mode, shop, variant }) {
-  const context = await browser.newContext({ permissions: ['local-network-access'] })
+  const context = await browser.newContext(contextOptions)
   try {
     await context.addInitScript(instrumentPage)
     const page = await context.newPage()
@@ -322,7 +327,7 @@ function summarize (runs, scenario, profile) {
 
 /** @param {{ rttMs: number, mbps: number }} profile @param {Record<string, any>} results */
 function printTable (profile, results) {
-  console.log(`\norigin +${profile.rttMs} ms RTT, ${profile.mbps} Mbit/s per response; ${visits} maygh and ${visits} origin-only visits per row; ms, p50 / p95`)
+  console.log(`\n${engine}, origin +${profile.rttMs} ms RTT, ${profile.mbps} Mbit/s per response; ${visits} maygh and ${visits} origin-only visits per row; ms, p50 / p95`)
   console.log('mode/scenario          viewport maygh   viewport origin  ratio  all maygh        all origin       ratio  peer share  target')
   for (const [name, r] of Object.entries(results)) {
     const pair = (/** @type {number} */ a, /** @type {number} */ b) => `${a} / ${b}`.padEnd(17)
@@ -338,7 +343,7 @@ try {
     printTable(profile, results)
     out[`${profile.rttMs}/${profile.mbps}`] = results
   }
-  console.log(JSON.stringify({ visits, holders: holderCount, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
+  console.log(JSON.stringify({ engine, visits, holders: holderCount, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
   process.exit(0)
 } catch (err) {
   console.error('page-load: failed:', err)
