@@ -14,6 +14,7 @@ import { buildClient } from '../client/build.js'
 import { startCoordinator } from '../coordinator/src/server.js'
 import { createLogger } from '../coordinator/src/logger.js'
 import { startDemoSite } from '../demo-site/src/server.js'
+import { demoOptionsFrom } from '../demo-site/bin/maygh-demo.js'
 
 const env = process.env
 const host = env.HOST ?? '127.0.0.1'
@@ -29,11 +30,9 @@ try {
     // Only the shop's pages may use it (no token secret: the allow-list alone applies).
     allowedOrigins: shopOrigins(host, sitePort)
   }, { log: createLogger({ level: env.LOG_LEVEL || 'warn' }) })
-  // The origin as far away as a real one: the client's defaults are made for that, not for loopback.
-  const rttMs = Number(env.ORIGIN_RTT_MS ?? 80)
-  const mbps = Number(env.ORIGIN_MBPS ?? 5)
-  if (!(rttMs >= 0 && mbps > 0)) throw Object.assign(new TypeError(`ORIGIN_RTT_MS must be a number of ms (0 or more) and ORIGIN_MBPS above 0, not ${env.ORIGIN_RTT_MS} / ${env.ORIGIN_MBPS}`), { code: 'EINVAL' })
-  const link = rttMs > 0 ? { rttMs, mbps } : null
+  // The origin as far away as a real one (the client's defaults are made for that, not for
+  // loopback), read from ORIGIN_RTT_MS / ORIGIN_MBPS as the image's demo command reads them.
+  const { link } = demoOptionsFrom(env)
   const site = await startDemoSite({ host, port: sitePort, coordinatorUrl: coordinator.url, clientDir: bundle.outdir, link })
   console.log(`
   Maygh demo is running
