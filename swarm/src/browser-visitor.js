@@ -109,7 +109,6 @@ function hideCandidates () {
     async createOffer (o) { return strip(await super.createOffer(o)) }
     /** @param {any} [o] */
     async createAnswer (o) { return strip(await super.createAnswer(o)) }
-    get localDescription () { return /** @type {any} */ (strip(super.localDescription)) }
     /** @param {any} d */
     setRemoteDescription (d) { return super.setRemoteDescription(strip(d)) }
     async addIceCandidate () {}

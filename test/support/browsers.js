@@ -169,6 +169,15 @@ export async function until (check, everyMs = 100) {
 }
 
 /**
+ * The script tag's `data-` attributes of the end-to-end tests that check how the system behaves
+ * (sharing, tampering, quarantine, reloads, shards and failover) with the origin on loopback,
+ * where at the client's defaults the origin answers before a first peer connection opens: the
+ * hedge's floor is raised so that peers get their turn. What the defaults do with the origin at a
+ * real distance is test/e2e/demo-distance.test.js's (and bench/page-load.js's).
+ */
+export const LOOPBACK_CLIENT_DATA = Object.freeze({ 'hedge-min-ms': '2000' })
+
+/**
  * The whole system on loopback: a freshly built client bundle, a coordinator
  * (with its STUN server) and the demo shop.
  * @param {{ redisUrl?: string, coordinator?: (siteOrigin: string) => Partial<import('../../coordinator/src/config.js').Config>, site?: Partial<typeof import('../../demo-site/src/server.js').DEMO_DEFAULTS> }} [options]
@@ -180,11 +189,7 @@ export async function startStack (options = {}) {
   // The shop's port is known before the coordinator starts, so that it can be told the shop's origin.
   const sitePort = await freePort()
   const coordinator = await startCoordinator({ port: 0, stunPort: 0, ...(options.redisUrl && { redisUrl: options.redisUrl }), ...options.coordinator?.(`http://127.0.0.1:${sitePort}`) })
-  // These tests check how the system behaves (sharing, tampering, quarantine, reloads) with the
-  // origin on loopback, where at the client's defaults the origin answers before a first peer
-  // connection opens: the hedge's floor is raised so that peers get their turn. What the defaults
-  // do with the origin at a real distance is test/e2e/demo-distance.test.js's (and bench/page-load.js's).
-  const site = await startDemoSite({ port: sitePort, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientDir: outdir, clientData: { 'hedge-min-ms': '2000' }, ...options.site })
+  const site = await startDemoSite({ port: sitePort, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientDir: outdir, clientData: LOOPBACK_CLIENT_DATA, ...options.site })
   /** @type {{ version: 1, assets: Record<string, { hash: string, size: number, type: string }> }} */
   const manifest = await (await fetch(site.url + '/maygh-manifest.json')).json()
   return {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildClient } from '../../client/build.js'
 import { startDemoSite } from '../../demo-site/src/server.js'
-import { until } from './browsers.js'
+import { LOOPBACK_CLIENT_DATA, until } from './browsers.js'
 import { CoordinatorProcess } from './coordinator-process.js'
 
 /**
@@ -42,9 +42,7 @@ export async function startTier ({ redisUrl, count, env = {} }) {
   try {
     const { outdir } = await buildClient({ outdir: dir })
     for (let i = 1; i <= count; i++) coordinators.push(await CoordinatorProcess.start({ name: `coordinator-${i}`, redisUrl, env }))
-    // The origin on loopback answers before a first peer connection opens: the hedge's floor is raised
-    // so that peers get their turn (as test/support/browsers.js's startStack does, and says why).
-    site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinators[0].url, clientDir: outdir, clientData: { 'hedge-min-ms': '2000' } })
+    site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinators[0].url, clientDir: outdir, clientData: LOOPBACK_CLIENT_DATA })
     const siteUrl = site.url
     const tier = {
       coordinators,

@@ -6,7 +6,7 @@
  * product has no test hook for it, and needs none.
  */
 import assert from 'node:assert/strict'
-import { images } from './browsers.js'
+import { LOOPBACK_CLIENT_DATA, images } from './browsers.js'
 
 /**
  * @typedef {object} ShopVisitor
@@ -34,11 +34,9 @@ export async function routeCoordinators (page, shopUrl, coordinators) {
       await route.abort()
       throw new Error('the shop page has no data-coordinator attribute to rewrite')
     }
-    // These visitors test the coordinator tier (shards, failover, signals across shards), on one
-    // machine: the hedge's floor is raised so that a first peer connection, set up across shards,
-    // gets its turn before the origin (as test/support/browsers.js's startStack does). What the
-    // client's defaults do at a real distance is test/e2e/demo-distance.test.js's.
-    await route.fulfill({ response, body: html.replace(attribute, `data-coordinator="${coordinators.join(',')}" data-hedge-min-ms="2000"`) })
+    // The compose topology's shop runs at the client's defaults: these visitors test the tier on one machine.
+    const data = Object.entries(LOOPBACK_CLIENT_DATA).map(([k, v]) => ` data-${k}="${v}"`).join('')
+    await route.fulfill({ response, body: html.replace(attribute, `data-coordinator="${coordinators.join(',')}"${data}`) })
   })
 }
 
