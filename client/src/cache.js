@@ -97,7 +97,7 @@ export class Cache {
     if (this.meta.has(hash)) return true
     const m = { hash, size: bytes.length, type, used: this.now() }
     try {
-      const tx = this.db.transaction(['meta', 'data'], 'readwrite')
+      const tx = this.db.transaction(['meta', 'data'], 'readwrite', RELAXED)
       tx.objectStore('meta').put(m)
       tx.objectStore('data').put({ hash, bytes })
       await settle(tx)
@@ -138,7 +138,7 @@ export class Cache {
     if (!gone.length) return
     this.options.onChange?.({ remove: gone })
     try {
-      const tx = /** @type {IDBDatabase} */ (this.db).transaction(['meta', 'data'], 'readwrite')
+      const tx = /** @type {IDBDatabase} */ (this.db).transaction(['meta', 'data'], 'readwrite', RELAXED)
       for (const h of gone) {
         tx.objectStore('meta').delete(h)
         tx.objectStore('data').delete(h)
@@ -159,6 +159,14 @@ export class Cache {
    * @param {IDBTransactionMode} mode
    */
   store (name, mode) {
-    return /** @type {IDBDatabase} */ (this.db).transaction(name, mode).objectStore(name)
+    return /** @type {IDBDatabase} */ (this.db).transaction(name, mode, RELAXED).objectStore(name)
   }
 }
+
+/**
+ * Writes need not reach the disk before they count: everything here can be
+ * fetched again, and a flushed write per asset queues a page's loads behind
+ * each other.
+ * @type {IDBTransactionOptions}
+ */
+const RELAXED = { durability: 'relaxed' }

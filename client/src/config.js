@@ -7,6 +7,7 @@
  */
 import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
 import { MODES } from './uplink.js'
+import { HEDGE_PREFERENCES } from './hedge-rule.js'
 
 /** Documented defaults (README, "Configuration"). */
 const defaults = {
@@ -36,8 +37,15 @@ const defaults = {
   /** loads wait at most this long for the first `welcome` before going to the origin (`data-join-timeout-ms`); none when every coordinator refuses the connection */
   joinTimeoutMs: 3000,
   /**
-   * hedged loads: the origin is asked too when peers have sent no byte for twice the origin's
-   * observed time to first byte, but never sooner than `hedgeMinMs` nor later than `hedgeMaxMs`
+   * hedged loads (hedge-rule.js): what the site prefers when peers are slower than its origin
+   * (`data-hedge`): `balanced` (render-blocking requests race the origin, images in the viewport
+   * give peers the time their download from the origin would take, the rest waits for peers up to
+   * `hedgeMaxMs`), `latency` (every request races: the origin is asked once peers have sent no
+   * byte for twice its observed time to first byte) or `savings` (the origin only when peers give up)
+   */
+  hedge: /** @type {import('./hedge-rule.js').HedgePreference} */ ('balanced'),
+  /**
+   * the hedge deadline is never sooner than `hedgeMinMs` nor later than `hedgeMaxMs`
    * (`data-hedge-min-ms`, `data-hedge-max-ms`; the latter also before anything is observed)
    */
   hedgeMinMs: 100,
@@ -67,6 +75,9 @@ const RANGES = {
   usageMs: [0, 3600000]
 }
 
+/** Options with a fixed set of values: dataset key, attribute, config field, values. */
+const CHOICES = /** @type {const} */ ([['mayghMode', 'maygh-mode', 'mode', MODES], ['hedge', 'hedge', 'hedge', HEDGE_PREFERENCES]])
+
 /**
  * The coordinator URLs a `coordinator` setting lists (comma or whitespace separated).
  * @param {string} coordinator
@@ -84,9 +95,11 @@ export function readConfig (data, warn = () => {}) {
   if (data.coordinator) config.coordinator = data.coordinator
   for (const key of /** @type {const} */ (['manifest', 'worker', 'workerScope'])) if (data[key]) config[key] = /** @type {string} */ (data[key])
   if (data.token) config.token = data.token
-  if (data.mayghMode) {
-    if (MODES.includes(/** @type {any} */ (data.mayghMode))) config.mode = data.mayghMode
-    else warn(`maygh: ignoring data-maygh-mode=${data.mayghMode} (not ${MODES.join(', ')})`)
+  for (const [key, attr, field, values] of CHOICES) {
+    const raw = data[key]
+    if (!raw) continue
+    if (/** @type {readonly string[]} */ (values).includes(raw)) /** @type {any} */ (config)[field] = raw
+    else warn(`maygh: ignoring data-${attr}=${raw} (not ${values.join(', ')})`)
   }
   for (const [key, [min, max]] of Object.entries(RANGES)) {
     const raw = data[key]

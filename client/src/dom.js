@@ -11,14 +11,17 @@ const SELECTOR = '[data-maygh-src],[data-maygh-href]'
 
 /**
  * @param {Document} doc
- * @param {{ load: (url: string) => Promise<Blob>, name: (url: string, hash: string) => void }} client
+ * @param {{ load: (url: string, priority: import('./hedge-rule.js').Priority) => Promise<Blob>, name: (url: string, hash: string) => void }} client
  */
 export function bindDom (doc, client) {
   /** @type {WeakMap<Element, string>} the URL each element was last loaded for */
   const seen = new WeakMap()
 
-  /** @param {Element} el */
-  const handle = (el) => {
+  /**
+   * @param {Element} el
+   * @param {boolean} away outside the first viewport
+   */
+  const handle = (el, away) => {
     const attr = el.hasAttribute('data-maygh-src') ? 'src' : 'href'
     const url = el.getAttribute('data-maygh-' + attr)
     if (!url || seen.get(el) === url) return
@@ -27,7 +30,8 @@ export function bindDom (doc, client) {
     if (hash) client.name(url, hash)
     // an <img> (src) or a <link> (href): only the property `attr` names is touched
     const target = /** @type {Element & Record<'src' | 'href', string>} */ (el)
-    client.load(url).then(
+    // a stylesheet blocks rendering; an image outside the viewport can wait for peers (hedge-rule.js)
+    client.load(url, attr === 'href' ? 'blocking' : away ? 'later' : 'viewport').then(
       (blob) => {
         if (seen.get(el) !== url) return
         const old = target[attr]
@@ -49,7 +53,7 @@ export function bindDom (doc, client) {
       const r = el.getBoundingClientRect()
       return [el, +(r.bottom < 0 || r.top > innerHeight)]
     }))
-    els.sort((a, b) => /** @type {number} */ (away.get(a)) - /** @type {number} */ (away.get(b))).forEach(handle)
+    els.sort((a, b) => /** @type {number} */ (away.get(a)) - /** @type {number} */ (away.get(b))).forEach((el) => handle(el, away.get(el) === 1))
   }
 
   scan(doc)

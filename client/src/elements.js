@@ -41,8 +41,12 @@ export function startElements (config) {
 
   const Maygh = {
     ...api,
-    /** @param {string} url @returns {Promise<Blob>} */
-    load: (url) => loader.load(url, via),
+    /**
+     * @param {string} url
+     * @param {import('./hedge-rule.js').Priority} [priority] how the page needs it (hedge-rule.js); default: in the viewport
+     * @returns {Promise<Blob>}
+     */
+    load: (url, priority = 'viewport') => loader.load(url, { ...via, priority: () => priority }),
     stats: () => ({ ...api.stats(), stored: { bytes: cache.bytes, count: cache.meta.size } }),
     /** Resolves when no load is in flight and the coordinator has acknowledged our latest holdings. */
     async idle () {

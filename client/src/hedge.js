@@ -1,36 +1,49 @@
 /**
- * Hedged loads: peers first, the origin as soon as peers look slower than it.
- * The origin fetch starts when the peer side gives up (no holder, no
+ * Hedged loads: peers first, the origin as soon as waiting for peers would
+ * cost this request more than the site wants to pay for its bytes. The
+ * origin fetch starts when the peer side gives up (no holder, no
  * coordinator: at once), or when no peer bytes have arrived for the hedge
- * deadline: twice the origin's observed time to first byte, bounded by
- * `hedgeMinMs` / `hedgeMaxMs`. The first result wins; the loser's signal
- * aborts (an origin fetch is cancelled, a peer request sends `cancel`).
+ * deadline, which the hedge rule (hedge-rule.js, shared with the simulator)
+ * sets from the request and the origin's observed speed. The first result
+ * wins; the loser's signal aborts (an origin fetch is cancelled, a peer
+ * request sends `cancel`).
  */
+import { hedgeDeadline } from './hedge-rule.js'
 
-/** The hedge deadline is this many times the origin's smoothed time to first byte. */
-export const HEDGE_FACTOR = 2
-
-/** The origin's time to first byte as observed, smoothed, and the hedge deadline it gives. */
+/** The origin's speed as observed, smoothed, and the hedge deadline it gives a request. */
 export class OriginClock {
-  /** @param {{ hedgeMinMs: number, hedgeMaxMs: number }} bounds */
-  constructor (bounds) {
-    this.bounds = bounds
-    /** @type {number | null} smoothed ms, null before the first observation */
-    this.ttfb = null
+  /** @param {import('./hedge-rule.js').HedgeSettings} settings */
+  constructor (settings) {
+    this.settings = settings
+    /** @type {import('./hedge-rule.js').OriginSpeed} smoothed, null before the first observation */
+    this.speed = { ttfb: null, rate: null }
   }
 
   /** @param {number} ms one origin response's time to first byte */
   observe (ms) {
-    if (!(ms >= 0)) return
-    this.ttfb = this.ttfb === null ? ms : 0.75 * this.ttfb + 0.25 * ms
+    if (ms >= 0) this.speed.ttfb = smooth(this.speed.ttfb, ms)
   }
 
-  /** How long peers may go without delivering a byte before the origin is asked too. */
-  deadline () {
-    const { hedgeMinMs, hedgeMaxMs } = this.bounds
-    return this.ttfb === null ? hedgeMaxMs : Math.min(hedgeMaxMs, Math.max(hedgeMinMs, HEDGE_FACTOR * this.ttfb))
+  /**
+   * @param {number} bytes one origin response's body
+   * @param {number} ms from its first byte to its last
+   */
+  observeBody (bytes, ms) {
+    // A body that came in one read says nothing about the rate.
+    if (bytes > 0 && ms > 1) this.speed.rate = smooth(this.speed.rate, bytes / ms)
+  }
+
+  /**
+   * How long peers may go without delivering a byte before the origin is asked too.
+   * @param {import('./hedge-rule.js').HedgeRequest} [request] default: an image of unknown size in the viewport
+   */
+  deadline (request = { size: 0, priority: 'viewport' }) {
+    return hedgeDeadline(request, this.speed, this.settings)
   }
 }
+
+/** @param {number | null} was @param {number} now */
+const smooth = (was, now) => was === null ? now : 0.75 * was + 0.25 * now
 
 /**
  * Race peers against the origin, the origin starting late (see above).
@@ -38,10 +51,10 @@ export class OriginClock {
  * @param {(signal: AbortSignal, onBytes: () => void) => Promise<T | null>} peers
  *   verified bytes from peers, or null when they cannot give them; `onBytes` on every frame that arrives
  * @param {(signal: AbortSignal) => Promise<T>} origin
- * @param {number} deadlineMs
+ * @param {() => number} deadline ms, read again at each check (what the rule knows of the request may grow)
  * @returns {Promise<{ value: T, from: 'peer' | 'origin' }>}
  */
-export function hedge (peers, origin, deadlineMs) {
+export function hedge (peers, origin, deadline) {
   return new Promise((resolve, reject) => {
     const fromPeers = new AbortController()
     const fromOrigin = new AbortController()
@@ -78,10 +91,12 @@ export function hedge (peers, origin, deadlineMs) {
     }
     const check = () => {
       const quiet = performance.now() - quietSince
-      if (quiet >= deadlineMs) startOrigin()
-      else timer = setTimeout(check, deadlineMs - quiet)
+      const ms = deadline()
+      if (quiet >= ms) startOrigin()
+      // Infinity (savings first): looked at again now and then, in case the request's priority changes.
+      else timer = setTimeout(check, Math.min(ms - quiet, 1000))
     }
-    timer = setTimeout(check, deadlineMs)
+    check()
     const peersGaveUp = () => {
       peersDone = true
       startOrigin()

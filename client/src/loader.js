@@ -15,8 +15,16 @@ import { hedge } from './hedge.js'
  * Stats and PeerFetch, or, in the worker, the requesting page over messages.
  * @typedef {object} Via
  * @property {{ loaded: (e: { url: string, hash: string | null, source: 'peer' | 'origin' | 'cache', bytes: number, ms: number, peer?: string }) => void, error: (e: { url?: string, hash?: string, code: string, message: string }) => void, failed: () => void }} stats
- * @property {((url: string, name: import('./names.js').Name, how: { signal: AbortSignal, onBytes: () => void, quietMs: number }) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string } | null>) | null} peers
+ * @property {((url: string, name: import('./names.js').Name, how: PeerHow) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string } | null>) | null} peers
  * @property {(signal?: AbortSignal) => Promise<Response>} [origin] default: a plain GET of the URL
+ * @property {() => import('./hedge-rule.js').Priority} [priority] how the page needs it (default: in the viewport);
+ *   read at each hedge check, since the worker learns it from the page's `hello`
+ */
+/**
+ * `signal`: the origin won, stop; `onBytes`: on every peer frame; `deadline()`: the hedge deadline
+ * (a holder that sends nothing for this long is passed over for the next one, if any); `priority()`:
+ * how the page needs it (its requests go to peers most urgent first)
+ * @typedef {{ signal: AbortSignal, onBytes: () => void, deadline: () => number, priority: () => import('./hedge-rule.js').Priority }} PeerHow
  */
 
 export class Loader {
@@ -110,27 +118,28 @@ export class Loader {
     /** @param {AbortSignal} signal */
     const fromOrigin = async (signal) => {
       const res = await this.origin(href, via, signal)
+      const t1 = performance.now()
       const bytes = new Uint8Array(await res.arrayBuffer())
+      clock.observeBody(bytes.length, performance.now() - t1)
       return { bytes, type: name.type || res.headers.get('content-type') || '', peer: '' }
     }
     let won
     try {
-      const deadline = clock.deadline()
+      const priority = () => via.priority?.() ?? 'viewport'
+      const deadline = () => clock.deadline({ size: name.size ?? 0, priority: priority() })
       won = via.peers
-        ? await hedge((signal, onBytes) => /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, quietMs: deadline }), fromOrigin, deadline)
-        : { value: await fromOrigin(new AbortController().signal), from: 'origin' }
+        ? await hedge((signal, onBytes) => /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority }), fromOrigin, deadline)
+        : { value: await fromOrigin(new AbortController().signal), from: /** @type {const} */ ('origin') }
     } catch (err) {
       throw failure(via, url, hash, err)
     }
     const { bytes, type, peer } = won.value
-    if (won.from === 'peer') {
-      await cache.put(hash, bytes, type)
-      done('peer', bytes.length, peer)
-    } else {
-      if (await matches(bytes, hash)) await cache.put(hash, bytes, type)
+    // The page gets its bytes now; storing them (and checking the origin's) goes on meanwhile.
+    done(won.from, bytes.length, peer)
+    this.track((async () => {
+      if (won.from === 'peer' || await matches(bytes, hash)) await cache.put(hash, bytes, type)
       else via.stats.error({ url, hash, code: 'MGH_ERR_HASH_MISMATCH', message: 'origin bytes differ from the manifest; not cached' })
-      done('origin', bytes.length)
-    }
+    })())
     return { bytes, type }
   }
 

@@ -12,6 +12,7 @@
  * load goes to the origin without waiting.
  */
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
+import { PeerSlots } from './peer-slots.js'
 
 /** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
 
@@ -36,29 +37,35 @@ export class PeerFetch {
     this.turn = 0
     /** @type {{ hashes: Set<string>, reply: Promise<any> } | null} the lookup being gathered this turn */
     this.batch = null
+    /** requests per peer at once, and who goes next */
+    this.slots = new PeerSlots()
   }
 
   /**
    * @param {string} url for events
    * @param {{ hash: string, size?: number }} name
-   * @param {{ signal: AbortSignal, onBytes: () => void, quietMs?: number }} how `signal`: the origin won, stop;
-   *   `quietMs`: a holder that sends nothing for this long is passed over for the next, if any (the hedge deadline)
+   * @param {import('./loader.js').PeerHow} how
    * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
    */
-  async get (url, { hash, size }, { signal, onBytes, quietMs = Infinity }) {
+  async get (url, { hash, size }, { signal, onBytes, deadline, priority }) {
     const { stats, pool, config } = this.o
     const holders = await this.holders(hash)
     const turn = this.turn++ % (holders.length || 1)
     // Holders that went quiet on this page before are asked last.
     const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => Number(this.quiet.has(a)) - Number(this.quiet.has(b)))
-    for (const [i, peer] of order.entries()) {
+    /** @type {Set<string>} */
+    const tried = new Set()
+    for (;;) {
       // Requests started together share their holders: one may have failed another meanwhile.
-      if (signal.aborted) return null
-      if (this.banned.has(peer)) continue
-      // The last holder is waited for however quiet (the origin is asked meanwhile).
-      const more = order.slice(i + 1).some((p) => !this.banned.has(p))
+      const left = order.filter((p) => !tried.has(p) && !this.banned.has(p))
+      if (signal.aborted || !left.length) return null
+      // The first of them with a free slot (peer-slots.js), the page's most urgent requests first.
+      const peer = await this.slots.take(left, priority(), { signal, onBytes })
+      if (peer === null) return null
+      tried.add(peer)
       let asset
       try {
+        if (signal.aborted) return null
         const attempt = pool.transfer(peer)
         // Reported whenever it fails, even after this request has moved on.
         attempt.catch((err) => this.report(peer, hash, FAULTS[err.code]))
@@ -66,13 +73,16 @@ export class PeerFetch {
         // dropped, and the next holder tried (the page does not wait out the timeout).
         const transfer = await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, config.connectTimeoutMs / 5))])
         if (!transfer) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
-        asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs: more ? quietMs : Infinity })
+        // The last holder is waited for however quiet (the origin is asked meanwhile).
+        asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs: left.length > 1 ? deadline() : Infinity })
       } catch (err) {
         if (signal.aborted) return null
         if (err === QUIET) continue
         stats.error({ url, hash, code: err.code, message: String(err.message) })
         this.report(peer, hash, FAULTS[err.code])
         continue
+      } finally {
+        this.slots.give(peer)
       }
       if (!(await matches(asset.bytes, hash))) {
         stats.rejected({ url, hash, peer })
@@ -81,13 +91,14 @@ export class PeerFetch {
       }
       return { ...asset, peer }
     }
-    return null
   }
 
   /**
    * One request on an open channel, cancelled (and the peer noted as quiet)
-   * once no byte has arrived on the channel for `quietMs`. Bytes for requests
-   * queued ahead of this one count: the peer is busy, not quiet. Quiet is not
+   * when no byte has arrived on the channel for `quietMs` since it was sent.
+   * Bytes for requests queued ahead of this one count: the peer is busy, not
+   * quiet; and once bytes flow, a transfer is not passed over (what it has
+   * sent would be thrown away), only the stall timeout ends it. Quiet is not
    * a fault (a slow uplink is not a lie): the peer is not reported, only asked
    * after the others from now on, while the stall timeout still catches the
    * peer that stops altogether.
@@ -101,20 +112,21 @@ export class PeerFetch {
     const attempt = new AbortController()
     const stop = () => attempt.abort(signal.reason)
     signal.addEventListener('abort', stop, { once: true })
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let timer
-    const arm = () => {
-      clearTimeout(timer)
-      if (quietMs < Infinity) {
-        timer = setTimeout(() => {
-          this.quiet.add(peer)
-          attempt.abort(QUIET)
-        }, quietMs)
-      }
-    }
-    arm()
+    const timer = quietMs < Infinity
+      ? setTimeout(() => {
+        this.quiet.add(peer)
+        attempt.abort(QUIET)
+      }, quietMs)
+      : undefined
     try {
-      return await transfer.request(hash, maxBytes, { signal: attempt.signal, onBytes: () => { arm(); onBytes() } })
+      return await transfer.request(hash, maxBytes, {
+        signal: attempt.signal,
+        onBytes: () => {
+          clearTimeout(timer)
+          this.slots.busy(peer)
+          onBytes()
+        }
+      })
     } finally {
       clearTimeout(timer)
       signal.removeEventListener('abort', stop)
@@ -134,6 +146,7 @@ export class PeerFetch {
     if (reason !== 'miss' && !this.banned.has(peer)) {
       this.banned.add(peer)
       this.o.pool.drop(peer)
+      this.slots.drop(peer)
     }
     // Once per peer and page: the coordinator counts one per visitor anyway.
     if (this.reported.has(peer)) return

@@ -7,8 +7,8 @@
  *   each `ok`/`miss` header and the binary frames after an `ok`. A request
  *   whose caller gives up (its signal aborts: the origin won) sends `cancel`;
  *   its reply, whatever it is, is read and dropped.
- * - as sender: incoming `get`s are answered one at a time, in arrival order,
- *   in ≤ 16 KiB frames, pausing while `bufferedAmount` is above 1 MiB until
+ * - as sender: incoming `get`s are answered one at a time, in arrival order
+ *   (the next ones' bytes read from the store meanwhile), in ≤ 16 KiB frames, pausing while `bufferedAmount` is above 1 MiB until
  *   `bufferedamountlow` (256 KiB). A `cancel` for a request not yet started
  *   has it answered `miss` in its turn, unread; one already started finishes.
  *
@@ -25,10 +25,13 @@ export const HIGH_WATER = 1 << 20
 export const LOW_WATER = 256 << 10
 /** requests from one peer queued at most; more closes the channel */
 const MAX_QUEUED = 256
+/** held assets are read this many requests ahead of the one being sent, so the channel does not wait on the store */
+const READ_AHEAD = 2
 
 /**
  * @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} Asset
  * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, size: number, got: number, type?: string, onBytes?: (n: number) => void }} Pending
+ * @typedef {{ id: number, hash: string, cancelled?: boolean, read?: Promise<Asset | null> }} Queued `read`: the held asset, once asked for
  * @typedef {object} TransferOptions
  * @property {(hash: string) => Promise<Asset | null>} serve the held asset, verified, or null
  * @property {number} [stallMs] give up on our requests after this long without a message
@@ -48,7 +51,7 @@ export class Transfer {
     channel.bufferedAmountLowThreshold = LOW_WATER
     /** @type {Pending[]} our requests awaiting replies, oldest first */
     this.pending = []
-    /** @type {{ id: number, hash: string, cancelled?: boolean }[]} their requests awaiting our replies */
+    /** @type {Queued[]} their requests awaiting our replies */
     this.queue = []
     this.nextId = 1
     this.serving = false
@@ -173,9 +176,9 @@ export class Transfer {
     this.serving = true
     try {
       while (this.queue.length && !this.closed) {
-        const { id, hash, cancelled } = /** @type {{ id: number, hash: string, cancelled?: boolean }} */ (this.queue.shift())
-        let asset = null
-        if (!cancelled) try { asset = await this.options.serve(hash) } catch { asset = null }
+        for (const q of this.queue.slice(0, READ_AHEAD + 1)) if (!q.cancelled) q.read ??= this.options.serve(q.hash).catch(() => null)
+        const { id, hash, cancelled, read } = /** @type {Queued} */ (this.queue.shift())
+        const asset = cancelled ? null : await read
         if (this.closed) return
         if (!asset) {
           this.send(JSON.stringify({ t: 'miss', id }))

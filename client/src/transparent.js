@@ -26,7 +26,7 @@ import { navigationTtfb } from './page.js'
  */
 
 /** Worker settings passed in its URL's query when not at their defaults. */
-const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedgeMinMs', 'hedgeMaxMs'])
+const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedge', 'hedgeMinMs', 'hedgeMaxMs'])
 
 /**
  * Start the page's side (once per page: a second call returns the first's API).
@@ -97,7 +97,7 @@ export function startTransparent (config) {
    * @param {MessagePort} port
    * @param {import('./worker-messages.js').Get} m
    */
-  const answer = async (port, { url, name, quietMs }) => {
+  const answer = async (port, { url, name, quietMs, priority }) => {
     const stop = new AbortController()
     port.onmessage = () => stop.abort()
     let last = 0
@@ -106,18 +106,22 @@ export function startTransparent (config) {
       if (now - last > 20) port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'bytes' }), [])
       last = now
     }
-    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, quietMs }).catch(() => null)
+    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: () => priority ?? 'viewport' }).catch(() => null)
     port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'done', asset }), asset ? [asset.bytes.buffer] : [])
   }
 
   /** @type {Promise<unknown>} */
   let adopted = Promise.resolve()
-  const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb() })))
+  const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb(), later: laterImages() })))
   // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker
   // sends the next page's first requests straight to the origin while its script loads when they did not.
   peers.ready.then((up) => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'peers', up })))).catch(() => {})
   // A controlled page says hello at once: the worker holds its requests for peers' bytes until then.
-  if (controller) hello()
+  // Once more when the page is parsed: the worker learns of every image below the fold.
+  if (controller) {
+    hello()
+    if (document.readyState === 'loading') addEventListener('DOMContentLoaded', hello, { once: true })
+  }
   registered.then(() => {
     if (controller) return
     hello()
@@ -153,6 +157,9 @@ function workerUrl (config) {
   for (const k of WORKER_SETTINGS) if (config[k] !== DEFAULTS[k]) url.searchParams.set(k, String(config[k]))
   return url.href
 }
+
+/** The page's images outside the first viewport (the hedge lets peers take longer over them: hedge-rule.js). */
+const laterImages = () => [...document.images].filter((i) => i.getBoundingClientRect().top > innerHeight).map((i) => i.currentSrc || i.src)
 
 /** Resolves once the page's `load` event has fired. */
 const loadedPage = () => new Promise((resolve) => document.readyState === 'complete' ? resolve(undefined) : addEventListener('load', resolve, { once: true }))

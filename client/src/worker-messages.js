@@ -8,9 +8,11 @@
  * that wants a reply carries a MessagePort, and the reply comes on it.
  *
  * Page → worker:
- * - `hello {ttfb}`: the page's script listens (and saw this time to first
- *   byte for its own HTML). The worker answers `held {all}`, sends what it
- *   kept for the page, and from then on sends it `get`s.
+ * - `hello {ttfb, later}`: the page's script listens (and saw this time to
+ *   first byte for its own HTML; `later`: the URLs of its images below the
+ *   first viewport, which the hedge rule lets peers take longer over). The
+ *   worker answers `held {all}`, sends what it kept for the page, and from
+ *   then on sends it `get`s.
  * - `peers {up}`: whether the page joined a coordinator. While the last page
  *   did not, the next page's requests made before its `hello` go to the
  *   origin at once.
@@ -20,7 +22,9 @@
  * - `idle` + port: `null` once the worker has nothing in flight.
  *
  * Worker → page:
- * - `get {url, name, quietMs}` + port: fetch an asset from peers. The page
+ * - `get {url, name, quietMs, priority}` + port: fetch an asset from peers
+ *   (`quietMs`: the hedge deadline, after which a quiet holder is passed over;
+ *   `priority`: the page's requests go to peers most urgent first). The page
  *   answers `{t: 'bytes'}` while peer bytes flow (at most one per 20 ms) and
  *   then `{t: 'done', asset}` (null: no peer gave it); the worker may send
  *   `{t: 'cancel'}` first (the origin won).
@@ -36,7 +40,7 @@
 /** @typedef {import('./peer-fetch.js').PeerAsset} PeerAsset */
 
 /**
- * @typedef {{ maygh: 'hello', ttfb: number }} Hello
+ * @typedef {{ maygh: 'hello', ttfb: number, later?: string[] }} Hello
  * @typedef {{ maygh: 'peers', up: boolean }} PeersUp
  * @typedef {{ maygh: 'read', hash: string }} Read
  * @typedef {StoredAsset | null} ReadReply
@@ -48,7 +52,7 @@
 /**
  * @typedef {Parameters<import('./stats.js').Stats['loaded']>[0]} LoadEvent
  * @typedef {Parameters<import('./stats.js').Stats['error']>[0]} ErrorEvent
- * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number }} Get
+ * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number, priority: import('./hedge-rule.js').Priority }} Get
  * @typedef {{ maygh: 'ping' }} Ping
  * @typedef {{ maygh: 'held', all?: string[], add?: string[], remove?: string[], bytes: number }} Held
  * @typedef {{ maygh: 'loaded', e: LoadEvent }} Loaded

@@ -21,6 +21,7 @@ import { readConfig } from './config.js'
 import { Names } from './names.js'
 import { Cache } from './cache.js'
 import { OriginClock } from './hedge.js'
+import { priorityOf } from './hedge-rule.js'
 import { Loader } from './loader.js'
 import { matches } from '../../protocol/index.js'
 
@@ -51,7 +52,9 @@ const adopting = new Set()
  * a page whose script is not listening yet can be lost). Until then what is
  * for a page waits here (`held`: stats, at most MAX_HELD), and it is sent
  * `ping`, which a listening page answers with `hello`.
- * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[] }} Page
+ * `later`: its images below the first viewport, as its last `hello` said.
+ * `pinged`: when it was last sent a ping.
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], later: Set<string>, pinged: number }} Page
  * @type {Map<string, Page>}
  */
 const pages = new Map()
@@ -66,7 +69,7 @@ let peersUp = true
 /** @param {string} id @returns {Page} */
 function pageOf (id) {
   let page = pages.get(id)
-  if (!page) pages.set(id, (page = { said: false, waiters: [], held: [] }))
+  if (!page) pages.set(id, (page = { said: false, waiters: [], held: [], later: new Set(), pinged: -Infinity }))
   return page
 }
 
@@ -77,9 +80,18 @@ function pageOf (id) {
 function listening (client) {
   const page = pageOf(client.id)
   if (page.said) return Promise.resolve()
-  toPage(client, { maygh: 'ping' })
+  // One ping for a page's burst of requests, not one each: every ping the page reads costs it a
+  // `hello` and the worker a `held` (a page of 40 images paid 40 of each before its first lookup).
+  const now = performance.now()
+  if (now - page.pinged >= PING_EVERY_MS) {
+    page.pinged = now
+    toPage(client, { maygh: 'ping' })
+  }
   return new Promise((resolve) => page.waiters.push(() => resolve(undefined)))
 }
+
+/** A page that has not answered a ping is pinged again after this long, by its next request. */
+const PING_EVERY_MS = 250
 
 sw.addEventListener('install', () => sw.skipWaiting())
 sw.addEventListener('activate', (e) => e.waitUntil(sw.clients.claim()))
@@ -109,7 +121,8 @@ async function respond (req, clientId) {
     const { bytes, type } = await loader.named(req.url, name, {
       stats: statsFor(clientId),
       peers: peersOf(clientId),
-      origin: async (signal) => (answer = await fetch(req, { signal }))
+      origin: async (signal) => (answer = await fetch(req, { signal })),
+      priority: () => priorityOf(req.destination, pageOf(clientId).later.has(req.url))
     })
     return new Response(bytes, { headers: { 'content-type': type, 'content-length': String(bytes.length) } })
   } catch {
@@ -145,7 +158,7 @@ function statsFor (clientId) {
  * @returns {import('./loader.js').Via['peers']}
  */
 function peersOf (clientId) {
-  return async (url, name, { signal, onBytes, quietMs }) => {
+  return async (url, name, { signal, onBytes, deadline, priority }) => {
     const client = clientId ? await sw.clients.get(clientId) : undefined
     if (!client || (!peersUp && !pageOf(clientId).said)) return null
     await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
@@ -165,7 +178,7 @@ function peersOf (clientId) {
         port1.postMessage(/** @satisfies {import('./worker-messages.js').GetCancel} */ ({ t: 'cancel' }))
         end(null)
       }, { once: true })
-      client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', url, name, quietMs }), [port2])
+      client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', url, name, quietMs: deadline(), priority: priority() }), [port2])
     })
   }
 }
@@ -183,6 +196,7 @@ sw.addEventListener('message', (event) => {
     if (source) {
       const p = pageOf(source.id)
       p.said = true
+      if (Array.isArray(m.later)) p.later = new Set(m.later.map(String))
       for (const msg of p.held.splice(0)) toPage(source, msg)
       for (const w of p.waiters.splice(0)) w()
       // Forget pages that have gone. Uncontrolled ones too: a first view says hello before

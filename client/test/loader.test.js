@@ -71,11 +71,14 @@ after(() => {
 /**
  * A loader over stand-ins. `peers` maps a peer id to what it sends for any
  * request: bytes, an Error to fail with, `never` (its channel never opens),
- * `silent` (its channel opens, its reply never comes) or `{ trickle: ms }`
- * (good.png's bytes, a frame every 10 ms for `ms`). `signaling` replaces the
+ * `silent` (its channel opens, its reply never comes), `{ trickle: ms }`
+ * (good.png's bytes, a frame every 10 ms for `ms`), `{ opensAfter: ms }`
+ * (its channel opens that late, then it sends good.png) or `{ pause: ms }`
+ * (one frame of good.png, nothing for `ms`, then the rest). `signaling` replaces the
  * stand-in coordinator connection (then `holders` is unused). The hedge
- * deadline is a minute unless `hedgeMs` says otherwise.
- * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number }} [o]
+ * deadline is a minute unless `hedgeMs` says otherwise (`latency`: one
+ * deadline for every request), or `hedge` gives the rule's settings.
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../src/hedge-rule.js').HedgeSettings }} [o]
  */
 function setup (o = {}) {
   hits = {}
@@ -108,6 +111,8 @@ function setup (o = {}) {
     transfer: async (/** @type {string} */ peer) => {
       // `never`: a channel that neither opens nor fails
       if (/** @type {any} */ (o.peers)?.[peer] === 'never') await new Promise(() => {})
+      const opensAfter = /** @type {any} */ (o.peers)?.[peer]?.opensAfter
+      if (opensAfter) await new Promise((resolve) => setTimeout(resolve, opensAfter))
       return {
         request: async (/** @type {string} */ hash, /** @type {number} */ max, /** @type {{ signal: AbortSignal, onBytes: () => void }} */ how) => {
           asked.push(peer)
@@ -125,6 +130,14 @@ function setup (o = {}) {
             }
             return { bytes: new Uint8Array(good), type: 'image/png' }
           }
+          if (r?.pause) {
+            await Promise.race([new Promise((resolve) => setTimeout(resolve, 10)), calledOff])
+            how.onBytes()
+            await Promise.race([new Promise((resolve) => setTimeout(resolve, r.pause)), calledOff])
+            how.onBytes()
+            return { bytes: new Uint8Array(good), type: 'image/png' }
+          }
+          if (r?.opensAfter) return { bytes: new Uint8Array(good), type: 'image/png' }
           // a turn in flight, as over a channel: a drop meanwhile fails the request, as closing the channel would
           await new Promise((resolve) => setImmediate(resolve))
           if (dropped.includes(peer)) throw Object.assign(new Error('dropped'), { code: 'MGH_ERR_CHANNEL_CLOSED' })
@@ -144,12 +157,12 @@ function setup (o = {}) {
     ready: Promise.resolve(true),
     config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, connectTimeoutMs: o.connectTimeoutMs ?? 5000, quotaMb: 50 }
   })
-  const clock = new OriginClock({ hedgeMinMs: o.hedgeMs ?? 60000, hedgeMaxMs: o.hedgeMs ?? 60000 })
+  const clock = new OriginClock(o.hedge ?? { hedge: 'latency', hedgeMinMs: o.hedgeMs ?? 60000, hedgeMaxMs: o.hedgeMs ?? 60000 })
   const core = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock })
   /** @type {import('../src/loader.js').Via} */
   const via = { stats, peers: (url, name, how) => peers.get(url, name, how) }
   const loader = {
-    load: (/** @type {string} */ url) => core.load(url, via),
+    load: (/** @type {string} */ url, /** @type {import('../src/hedge-rule.js').Priority | undefined} */ priority = undefined) => core.load(url, priority ? { ...via, priority: () => priority } : via),
     settled: () => core.settled(),
     active: core.active
   }
@@ -203,6 +216,8 @@ test('misses, stalls, channels that never open and lookup timeouts fall back to 
     assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
     assert.equal(hits['/good.png'], 1)
     assert.equal(s.stats.counts.origin.count, 1)
+    // stored once verified, after the page has its bytes
+    await s.loader.settled()
     assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash), 'verified origin bytes are stored')
     assert.deepEqual(s.sent, reason === undefined ? [] : [{ type: 'report', peer: 'p1', hash: manifest.assets['/good.png'].hash, reason }], String(reason))
     if (reason === undefined || o?.peers === undefined) continue
@@ -227,6 +242,7 @@ test('loads started together skip a holder another one has found bad, and report
 test('stale manifest: origin bytes that do not match are used but neither stored nor counted as peer-safe', async () => {
   const s = setup({ holders: [] })
   assert.deepEqual(await bytesOf(await s.loader.load('/stale.png')), stale)
+  await s.loader.settled()
   assert.equal(s.cache.stored.size, 0)
   assert.ok(s.events.some((e) => e.type === 'error' && e.code === 'MGH_ERR_HASH_MISMATCH'))
 })
@@ -340,6 +356,7 @@ test('hedging: a silent holder costs the hedge deadline, not the stall timeout; 
   assert.equal(hits['/good.png'], 1)
   assert.equal(s.stats.counts.origin.count, 1)
   assert.deepEqual(s.cancelled, ['quiet'], 'the losing peer request was cancelled')
+  await s.loader.settled()
   assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash))
 })
 
@@ -357,7 +374,7 @@ test('hedging: a holder quiet for the deadline is passed over for the next, whic
   const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
   // Two more requests, one of which would start its turn at the quiet holder.
   for (let i = 0; i < 2; i++) {
-    const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, quietMs: 50 })
+    const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 50, priority: () => 'viewport' })
     assert.equal(got?.peer, 'fine')
   }
   assert.deepEqual(s.asked, ['fine', 'fine'], 'the quiet holder is asked after the others')
@@ -381,8 +398,40 @@ test('hedging: a peer that wins while the origin is still answering has the orig
   assert.equal(slow[0].aborted, true, 'and its request was aborted when the peer won')
 })
 
-test('the origin clock: twice the smoothed time to first byte, within the bounds; the upper bound before anything is seen', () => {
-  const clock = new OriginClock({ hedgeMinMs: 100, hedgeMaxMs: 1500 })
+test('hedging, balanced: an image below the fold waits for a channel that opens late, a render-blocking request races it', { timeout: 10000 }, async () => {
+  const hedge = /** @type {const} */ ({ hedge: 'balanced', hedgeMinMs: 20, hedgeMaxMs: 3000 })
+  const later = setup({ peers: { late: { opensAfter: 300 } }, hedge })
+  later.clock.observe(5) // a nearby origin: the race point is the 20-ms floor
+  assert.deepEqual(await bytesOf(await later.loader.load('/good.png', 'later')), good)
+  assert.equal(later.stats.counts.peer.count, 1)
+  assert.equal(hits['/good.png'], undefined, 'the origin was never asked')
+  const blocking = setup({ peers: { late: { opensAfter: 300 } }, hedge })
+  blocking.clock.observe(5)
+  assert.deepEqual(await bytesOf(await blocking.loader.load('/good.png', 'blocking')), good)
+  assert.equal(blocking.stats.counts.origin.count, 1, 'the origin won the race')
+  assert.equal(hits['/good.png'], 1)
+})
+
+test('hedging, savings first: the origin waits for peers past any deadline', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { late: { opensAfter: 200 } }, hedge: { hedge: 'savings', hedgeMinMs: 0, hedgeMaxMs: 20 } })
+  s.clock.observe(1)
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png', 'blocking')), good)
+  assert.equal(s.stats.counts.peer.count, 1)
+  assert.equal(hits['/good.png'], undefined)
+})
+
+test('hedging: a holder that has sent bytes and goes quiet is not passed over (its bytes would be thrown away); it finishes while the origin is asked', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { pausing: { pause: 200 }, next: good }, hedgeMs: 50 })
+  assert.deepEqual(await bytesOf(await s.loader.load('/slow.png')), good)
+  assert.equal(s.stats.counts.peer.count, 1)
+  assert.deepEqual(s.asked, ['pausing'], 'the next holder was not asked')
+  assert.equal(s.events.find((e) => e.type === 'load')?.peer, 'pausing')
+  while (!slow.every((asked) => asked.aborted)) await new Promise((resolve) => setTimeout(resolve, 10))
+  assert.equal(slow.length, 1, 'the origin was asked meanwhile, and called off when the peer won')
+})
+
+test('the origin clock (latency first): twice the smoothed time to first byte, within the bounds; the upper bound before anything is seen', () => {
+  const clock = new OriginClock({ hedge: 'latency', hedgeMinMs: 100, hedgeMaxMs: 1500 })
   assert.equal(clock.deadline(), 1500)
   clock.observe(80)
   assert.equal(clock.deadline(), 160)
@@ -390,7 +439,7 @@ test('the origin clock: twice the smoothed time to first byte, within the bounds
   assert.equal(clock.deadline(), 160, 'an unknown figure changes nothing')
   clock.observe(5000)
   assert.equal(clock.deadline(), 1500)
-  const fast = new OriginClock({ hedgeMinMs: 100, hedgeMaxMs: 1500 })
+  const fast = new OriginClock({ hedge: 'latency', hedgeMinMs: 100, hedgeMaxMs: 1500 })
   fast.observe(3)
   assert.equal(fast.deadline(), 100)
 })

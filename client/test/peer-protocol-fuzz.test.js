@@ -395,10 +395,11 @@ test(`the load path: whatever the holders send, the page gets the asset's bytes,
       config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 }
     })
     // No hedging here: the origin only after every holder has failed.
-    const loader = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock: new OriginClock({ hedgeMinMs: 60000, hedgeMaxMs: 60000 }) })
+    const loader = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock: new OriginClock({ hedge: 'latency', hedgeMinMs: 60000, hedgeMaxMs: 60000 }) })
     const via = { stats, peers: fetcher.get.bind(fetcher) }
     const bytes = new Uint8Array(await (await loader.load(asset.path, via)).arrayBuffer())
     assert.equal(await sriOf(bytes), asset.hash, 'the page got bytes that are not the asset')
+    await loader.settled()
     assert.equal(stored.length, 1, 'the verified bytes are stored once')
     for (const s of stored) assert.equal(await sriOf(s.bytes), s.hash, 'stored bytes that do not match their name')
     assert.equal(sources.length, 1)

@@ -1,0 +1,75 @@
+/**
+ * The hedge rule: for one request, how long peers may go without sending a
+ * byte before the origin is asked too (the hedge deadline), from what each
+ * side would cost in time for this request and what the site prefers
+ * (`data-hedge`). The client's loads (hedge.js, loader.js) and the
+ * simulator's replay (sim/src/client-timing.js) both take it from here, so
+ * neither can change it alone.
+ *
+ * R, the race point, is HEDGE_FACTOR × the origin's observed time to first
+ * byte (hedgeMaxMs before any is observed): no sooner can a quiet peer side
+ * be told apart from an origin that is merely answering.
+ *
+ *   latency   every request: R (peers win only the races they win outright)
+ *   balanced  the default. A render-blocking request (script, style, font): R.
+ *             An image in the viewport: R + the time the origin would take to
+ *             send its bytes (size ÷ the origin's observed rate), so a large
+ *             one gives peers the time its own download would cost. Below the
+ *             fold or lazy: hedgeMaxMs, time for a channel to open, since
+ *             nobody waits on it yet.
+ *   savings   the origin only when peers give up (no holder, no channel within
+ *             the pass-over, a stall, bad bytes): no deadline
+ *
+ * latency and balanced stay within hedgeMinMs … hedgeMaxMs. The deadline
+ * only runs while peers send nothing (every peer byte restarts it), and
+ * asking the origin does not stop the peers: the first complete copy wins,
+ * so a peer transfer nearly done is not thrown away for the origin's.
+ */
+
+/** The race point is this many times the origin's smoothed time to first byte. */
+export const HEDGE_FACTOR = 2
+
+/** What a site may prefer (`data-hedge`), the default first after `balanced`. */
+export const HEDGE_PREFERENCES = /** @type {const} */ (['balanced', 'latency', 'savings'])
+
+/** How a page needs a request: it blocks rendering, it shows in the first viewport, or it can come later. */
+export const PRIORITIES = /** @type {const} */ (['blocking', 'viewport', 'later'])
+
+/**
+ * @typedef {typeof HEDGE_PREFERENCES[number]} HedgePreference
+ * @typedef {typeof PRIORITIES[number]} Priority
+ * @typedef {{ size: number, priority: Priority }} HedgeRequest `size` in bytes, 0 when unknown
+ * @typedef {{ ttfb: number | null, rate: number | null }} OriginSpeed smoothed ms to first byte and bytes per ms, null before the first observation
+ * @typedef {{ hedge: HedgePreference, hedgeMinMs: number, hedgeMaxMs: number }} HedgeSettings
+ */
+
+/**
+ * @param {HedgeRequest} request
+ * @param {OriginSpeed} origin
+ * @param {HedgeSettings} settings
+ * @returns {number} ms peers may send nothing before the origin is asked too (Infinity: only when they give up)
+ */
+export function hedgeDeadline ({ size, priority }, { ttfb, rate }, { hedge, hedgeMinMs, hedgeMaxMs }) {
+  if (hedge === 'savings') return Infinity
+  if (ttfb === null) return hedgeMaxMs
+  let ms = HEDGE_FACTOR * ttfb
+  if (hedge === 'balanced') {
+    if (priority === 'later') ms = hedgeMaxMs
+    else if (priority === 'viewport' && rate) ms += size / rate
+  }
+  return Math.min(hedgeMaxMs, Math.max(hedgeMinMs, ms))
+}
+
+/**
+ * A request's priority from its Fetch `destination` and where the page says
+ * its element is: scripts, styles and fonts block rendering; anything else
+ * (images, fetches, CSS backgrounds) counts as in the viewport unless the
+ * page has said it is below the fold or lazy.
+ * @param {string} destination `Request.destination` ('' for fetch())
+ * @param {boolean} later the page listed it below the fold or `loading="lazy"`
+ * @returns {Priority}
+ */
+export function priorityOf (destination, later) {
+  if (destination === 'script' || destination === 'style' || destination === 'font') return 'blocking'
+  return later ? 'later' : 'viewport'
+}

@@ -1,0 +1,61 @@
+/**
+ * The hedge rule (hedge-rule.js), the one the client and the simulator both
+ * apply: how long each kind of request lets peers stay quiet before the
+ * origin is asked, under each of the site's preferences.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { HEDGE_FACTOR, hedgeDeadline, priorityOf } from '../src/hedge-rule.js'
+import { DEFAULTS, readConfig } from '../src/config.js'
+
+const bounds = { hedgeMinMs: 100, hedgeMaxMs: 1500 }
+/** an origin 80 ms away at 5 Mbit/s: 625 bytes per ms */
+const distant = { ttfb: 90, rate: 625 }
+
+test('latency first: every request races at twice the origin\'s time to first byte, within the bounds', () => {
+  const settings = { hedge: /** @type {const} */ ('latency'), ...bounds }
+  for (const priority of /** @type {const} */ (['blocking', 'viewport', 'later'])) {
+    assert.equal(hedgeDeadline({ size: 500_000, priority }, distant, settings), HEDGE_FACTOR * 90)
+  }
+  assert.equal(hedgeDeadline({ size: 1, priority: 'later' }, { ttfb: 2, rate: 1e5 }, settings), 100, 'a nearby origin: the floor')
+  assert.equal(hedgeDeadline({ size: 1, priority: 'later' }, { ttfb: 5000, rate: 1 }, settings), 1500, 'a very slow origin: the cap')
+})
+
+test('balanced: render-blocking races; a viewport image adds its own download time; the rest waits up to the cap', () => {
+  const settings = { hedge: /** @type {const} */ ('balanced'), ...bounds }
+  assert.equal(hedgeDeadline({ size: 100_000, priority: 'blocking' }, distant, settings), 180)
+  assert.equal(hedgeDeadline({ size: 100_000, priority: 'viewport' }, distant, settings), 180 + 160)
+  assert.equal(hedgeDeadline({ size: 10_000, priority: 'viewport' }, distant, settings), 180 + 16, 'a small image: little more than the race point')
+  assert.equal(hedgeDeadline({ size: 5_000_000, priority: 'viewport' }, distant, settings), 1500, 'a huge one: the cap')
+  assert.equal(hedgeDeadline({ size: 0, priority: 'viewport' }, distant, settings), 180, 'size unknown: the race point')
+  assert.equal(hedgeDeadline({ size: 100_000, priority: 'viewport' }, { ttfb: 90, rate: null }, settings), 180, 'rate not yet seen: the race point')
+  assert.equal(hedgeDeadline({ size: 1_000, priority: 'later' }, distant, settings), 1500)
+  assert.equal(hedgeDeadline({ size: 1_000, priority: 'later' }, { ttfb: 2, rate: 1e5 }, settings), 1500, 'below the fold waits even for a nearby origin')
+})
+
+test('before the origin has been seen, every preference but savings waits the cap; savings never asks the origin by time', () => {
+  const unknown = { ttfb: null, rate: null }
+  assert.equal(hedgeDeadline({ size: 1, priority: 'blocking' }, unknown, { hedge: 'balanced', ...bounds }), 1500)
+  assert.equal(hedgeDeadline({ size: 1, priority: 'blocking' }, unknown, { hedge: 'latency', ...bounds }), 1500)
+  for (const origin of [unknown, distant]) {
+    assert.equal(hedgeDeadline({ size: 1, priority: 'blocking' }, origin, { hedge: 'savings', ...bounds }), Infinity)
+  }
+})
+
+test('priorities: scripts, styles and fonts block; what the page listed below the fold is later; the rest is in the viewport', () => {
+  assert.equal(priorityOf('script', true), 'blocking')
+  assert.equal(priorityOf('style', false), 'blocking')
+  assert.equal(priorityOf('font', false), 'blocking')
+  assert.equal(priorityOf('image', true), 'later')
+  assert.equal(priorityOf('image', false), 'viewport')
+  assert.equal(priorityOf('', false), 'viewport')
+})
+
+test('data-hedge: balanced by default; a known preference is taken, anything else is warned about and ignored', () => {
+  assert.equal(DEFAULTS.hedge, 'balanced')
+  assert.equal(readConfig({ hedge: 'savings' }).hedge, 'savings')
+  /** @type {string[]} */
+  const warned = []
+  assert.equal(readConfig({ hedge: 'fastest' }, (m) => warned.push(m)).hedge, 'balanced')
+  assert.match(warned[0], /data-hedge=fastest/)
+})

@@ -1,0 +1,75 @@
+/**
+ * Who goes next on the peers' channels (peer-slots.js): a few requests per
+ * peer at once, the most urgent waiting request first, whichever holder frees
+ * a slot first taking it, and nobody left waiting for a peer that was dropped.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { PeerSlots } from '../src/peer-slots.js'
+
+const how = (/** @type {AbortSignal} */ signal = new AbortController().signal, onBytes = () => {}) => ({ signal, onBytes })
+
+test('each peer carries at most its slots; the preferred free holder is taken first', async () => {
+  const slots = new PeerSlots(2)
+  assert.equal(await slots.take(['a', 'b'], 'viewport', how()), 'a')
+  assert.equal(await slots.take(['a', 'b'], 'viewport', how()), 'a')
+  assert.equal(await slots.take(['a', 'b'], 'viewport', how()), 'b', 'a is full: the next holder')
+  assert.equal(slots.used.get('a'), 2)
+})
+
+test('a freed slot goes to the most urgent request waiting for that peer, then the oldest', async () => {
+  const slots = new PeerSlots(1)
+  await slots.take(['a'], 'viewport', how())
+  /** @type {string[]} */
+  const order = []
+  const wait = (/** @type {string} */ label, /** @type {any} */ priority) => slots.take(['a'], priority, how()).then((p) => { order.push(label); return p })
+  const later1 = wait('later1', 'later')
+  const viewport = wait('viewport', 'viewport')
+  const later2 = wait('later2', 'later')
+  const blocking = wait('blocking', 'blocking')
+  for (const p of [blocking, viewport, later1, later2]) {
+    slots.give('a')
+    assert.equal(await p, 'a')
+  }
+  assert.deepEqual(order, ['blocking', 'viewport', 'later1', 'later2'])
+})
+
+test('work goes to whichever holder frees a slot first', async () => {
+  const slots = new PeerSlots(1)
+  await slots.take(['a'], 'viewport', how())
+  await slots.take(['b'], 'viewport', how())
+  const waiting = slots.take(['a', 'b'], 'later', how())
+  slots.give('b')
+  assert.equal(await waiting, 'b')
+})
+
+test('a waiting request hears of its holders\' bytes, not of others\'', async () => {
+  const slots = new PeerSlots(1)
+  await slots.take(['a'], 'viewport', how())
+  await slots.take(['b'], 'viewport', how())
+  let heard = 0
+  slots.take(['a'], 'later', how(undefined, () => heard++))
+  slots.busy('b')
+  assert.equal(heard, 0)
+  slots.busy('a')
+  assert.equal(heard, 1)
+})
+
+test('an aborted wait gives null and leaves the queue; a dropped peer leaves nobody waiting on it alone', async () => {
+  const slots = new PeerSlots(1)
+  await slots.take(['a'], 'viewport', how())
+  await slots.take(['b'], 'viewport', how())
+  const stop = new AbortController()
+  const aborted = slots.take(['a'], 'viewport', how(stop.signal))
+  stop.abort()
+  assert.equal(await aborted, null)
+  assert.equal(slots.waiting.length, 0)
+  const onlyA = slots.take(['a'], 'viewport', how())
+  const aOrB = slots.take(['a', 'b'], 'viewport', how())
+  slots.drop('a')
+  assert.equal(await onlyA, null)
+  assert.deepEqual(slots.waiting.map((w) => w.peers), [['b']], 'the other still waits, for b only')
+  slots.give('b')
+  assert.equal(await aOrB, 'b')
+  assert.equal(await slots.take([], 'viewport', how()), null, 'no candidate: nothing to wait for')
+})
