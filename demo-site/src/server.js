@@ -52,6 +52,17 @@ export const DEMO_DEFAULTS = Object.freeze(defaults)
 
 /** the client bundles, served from `clientDir` */
 const CLIENT_FILES = new Set(Object.keys(BUNDLES).map((f) => '/' + f))
+
+/**
+ * The page scripts are used from the HTTP cache for a minute and then while
+ * revalidated in the background (README, "Deploying": a page script
+ * revalidated on every page view costs its peers a round trip to the origin
+ * before they can start). The worker's script is not: the browser checks it
+ * itself. Everything else is revalidated on every use.
+ * @param {string} path
+ */
+const cacheControlOf = (path) => PAGE_SCRIPTS.has(path) ? 'max-age=60, stale-while-revalidate=86400' : 'no-cache'
+const PAGE_SCRIPTS = new Set(['/maygh.js', '/maygh-elements.js'])
 const NOT_COUNTED = new Set(['/origin-stats', '/origin-stats/reset', '/dashboard'])
 const CORS = { 'Access-Control-Allow-Origin': '*' }
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -155,12 +166,12 @@ export async function startDemoSite (options = {}) {
       resource = /** @type {Resource} */ (resources.get(path))
     }
     /** @type {Record<string, string>} */
-    const headers = { 'Content-Type': resource.type, 'Cache-Control': 'no-cache' }
+    const headers = { 'Content-Type': resource.type, 'Cache-Control': cacheControlOf(path) }
     if (path === '/origin-stats') Object.assign(headers, CORS, { 'Cache-Control': 'no-store' })
     if (resource.etag !== undefined) {
       headers.ETag = resource.etag
       if (etagMatches(req.headers['if-none-match'], resource.etag)) {
-        return send(req, res, { status: 304, body: Buffer.alloc(0), headers: { ETag: resource.etag, 'Cache-Control': 'no-cache' }, countAs })
+        return send(req, res, { status: 304, body: Buffer.alloc(0), headers: { ETag: resource.etag, 'Cache-Control': cacheControlOf(path) }, countAs })
       }
     }
     return send(req, res, { status: 200, body: resource.body, headers, countAs })
