@@ -9,6 +9,8 @@
  * to its own responses, so that what it counts is what left it.
  * HTML bodies can be rewritten on the way (`html`, given the body and the
  * request's URL), so one site serves pages with and without the client.
+ * The proxy counts the body bytes it sent (`sent`, by media type), so a
+ * benchmark counts the origin's bytes at the origin, not in its clients.
  */
 import { createServer } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -94,8 +96,10 @@ function drained (res) {
  * @param {string} o.target the site's base URL (`http://127.0.0.1:8080`)
  * @param {number} o.rttMs added round trip
  * @param {number} o.mbps per-response bandwidth, Mbit/s
- * @returns {Promise<{ url: string, html: ((html: string, url: URL) => string) | null, close: () => Promise<void> }>}
- *   set `html` to rewrite the site's HTML responses
+ * @returns {Promise<{ url: string, html: ((html: string, url: URL) => string) | null, sent: Record<string, number>, active: number, close: () => Promise<void> }>}
+ *   set `html` to rewrite the site's HTML responses; `sent`: response body bytes the sockets
+ *   took (see `DistantLink.send`: a response cut short counts as far as it went), by the top-level
+ *   part of the content type (`image`, `text`, …; `other` without one); `active`: responses under way
  */
 export async function startSlowOrigin ({ target, rttMs, mbps }) {
   const link = new DistantLink({ rttMs, mbps })
@@ -103,12 +107,16 @@ export async function startSlowOrigin ({ target, rttMs, mbps }) {
     url: '',
     /** @type {((html: string, url: URL) => string) | null} */
     html: null,
+    /** @type {Record<string, number>} */
+    sent: {},
+    active: 0,
     close: () => new Promise((resolve) => {
       server.close(() => resolve(undefined))
       server.closeAllConnections()
     })
   }
   const server = createServer(async (req, res) => {
+    proxy.active++
     try {
       /** @type {Record<string, string>} */
       const headers = {}
@@ -124,10 +132,13 @@ export async function startSlowOrigin ({ target, rttMs, mbps }) {
       const out = Object.fromEntries([...upstream.headers].filter(([k]) => k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding'))
       res.writeHead(upstream.status, upstream.status === 304 || upstream.status === 204 ? out : { ...out, 'content-length': body.length })
       if (req.method === 'HEAD' || upstream.status === 304 || upstream.status === 204) return res.end()
-      await link.send(res, body)
+      const kind = type.split('/')[0].trim().toLowerCase() || 'other'
+      await link.send(res, body, (n) => { proxy.sent[kind] = (proxy.sent[kind] ?? 0) + n })
     } catch {
       if (!res.headersSent) res.writeHead(502)
       res.end()
+    } finally {
+      proxy.active--
     }
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)))
