@@ -8,7 +8,8 @@
  */
 import { FLAG_MEDIA } from './batch.js'
 import { MAX_ENTRY_BYTES } from './client-stores.js'
-import { LISTED, SLOT_STRIDE, TAG, TURN } from './online-slots.js'
+import { ASSETS, LISTED, SLOT_STRIDE, TAG, TURN } from './online-slots.js'
+import { replayPriority } from './client-timing.js'
 import { rankHolders, tryHolders } from './peer-lookup.js'
 import { served } from './serving.js'
 import { FIRST_VIEW } from './sessions.js'
@@ -26,6 +27,7 @@ import { FIRST_VIEW } from './sessions.js'
 export function serveAsset (e, t, c, s, o, size, h, flags) {
   const stores = e.stores
   const hs = e.meters.series
+  const index = e.slots.state[s * SLOT_STRIDE + ASSETS]++
   if ((flags & FLAG_MEDIA) !== 0 && e.mediaOrigin) {
     // a Range request the worker leaves to the network: not stored
     e.mediaRequests++
@@ -64,7 +66,7 @@ export function serveAsset (e, t, c, s, o, size, h, flags) {
     e.oracleRequests++
     e.oracleBytes += size
     hs.oracleBytes[h] += size
-    from = tryHolders(e, s, size)
+    from = tryHolders(e, s, size, replayPriority(flags, index, e.viewportAssets))
   }
   if (from === -1) {
     fromOrigin(e, size, h)

@@ -1,25 +1,41 @@
 /**
  * The real client's clocks that the model's hedge race reads, taken from the
- * client's own code (client/src/hedge.js, client/src/config.js), not copied:
- * the hedge deadline the client computes from the origin's time to first
- * byte, and how long it waits for a new peer connection before passing the
- * holder over (client/src/peer-fetch.js: a fifth of `connectTimeoutMs`). The
- * engine and the reference model both read them here.
+ * client's own code (client/src/hedge-rule.js, client/src/config.js), not
+ * copied: the hedge deadline the client's rule gives a request, and how long
+ * it waits for a new peer connection before passing the holder over
+ * (client/src/peer-fetch.js: a fifth of `connectTimeoutMs`). The engine and
+ * the reference model both read them here.
  */
-import { OriginClock } from '../../client/src/hedge.js'
+import { hedgeDeadline } from '../../client/src/hedge-rule.js'
 import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
+import { FLAG_BLOCKING } from './batch.js'
 
 /**
- * Seconds peers may go without a byte before the origin is asked too, for a
- * client that has observed this origin time to first byte: the client's
- * `OriginClock` (HEDGE_FACTOR × TTFB, within hedgeMinMs … hedgeMaxMs).
- * @param {number} originTtfb seconds
- * @returns {number} seconds
+ * Seconds peers may go without a byte before the origin is asked too, for
+ * one request, by the client's hedge rule under the replay's preference
+ * (`hedge`), for a client that has observed this origin's time to first byte
+ * and rate (`originTtfb`, `originRate`).
+ * @param {{ hedge: string, originTtfb: number, originRate: number }} config not 'off'
+ * @param {number} size bytes
+ * @param {import('../../client/src/hedge-rule.js').Priority} priority
+ * @returns {number} seconds (Infinity: savings first)
  */
-export function hedgeDeadline (originTtfb) {
-  const clock = new OriginClock(CLIENT_DEFAULTS)
-  clock.observe(originTtfb * 1000)
-  return clock.deadline() / 1000
+export function requestDeadline ({ hedge, originTtfb, originRate }, size, priority) {
+  const settings = { hedge: /** @type {import('../../client/src/hedge-rule.js').HedgePreference} */ (hedge), hedgeMinMs: CLIENT_DEFAULTS.hedgeMinMs, hedgeMaxMs: CLIENT_DEFAULTS.hedgeMaxMs }
+  return hedgeDeadline({ size, priority }, { ttfb: originTtfb * 1000, rate: originRate / 1000 }, settings) / 1000
+}
+
+/**
+ * A request's priority as the replay sees it: a style, script or font blocks
+ * rendering; of the rest, the page view's first `viewportAssets` asset
+ * requests are in its first viewport and the others below the fold.
+ * @param {number} flags the request's batch flags
+ * @param {number} index its place among its page view's asset requests, from 0
+ * @param {number} viewportAssets
+ * @returns {import('../../client/src/hedge-rule.js').Priority}
+ */
+export function replayPriority (flags, index, viewportAssets) {
+  return (flags & FLAG_BLOCKING) !== 0 ? 'blocking' : index < viewportAssets ? 'viewport' : 'later'
 }
 
 /** Seconds the client waits for a new peer connection's channel before it passes the holder over (and reports `no_channel`). */

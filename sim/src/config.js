@@ -53,10 +53,16 @@ const simDefaults = {
    */
   channels: 'page',
   /**
-   * 'on': peers first, the origin asked too once no peer byte has come by the hedge deadline
-   * (client/src/hedge.js); the first complete copy wins. 'off': peer transfers are instant (the model before issue 22)
+   * the client's hedge rule (client/src/hedge-rule.js) under the site's preference, as the client
+   * applies it: 'balanced' (the client's default), 'latency' or 'savings'. Peers first, the origin
+   * asked too once no peer byte has come by the request's deadline, which the rule sets from its
+   * size, its priority (render-blocking, first viewport: `viewportAssets`, or later) and this
+   * origin's speed (`originTtfb`, `originRate`); the first complete copy wins. 'off': peer
+   * transfers are instant (the model before issue 22)
    */
-  hedge: 'on',
+  hedge: /** @type {'balanced' | 'latency' | 'savings' | 'off'} */ (CLIENT_DEFAULTS.hedge),
+  /** asset requests of a page view (from its start, the store's answers included) taken to be in its first viewport; the rest are below the fold */
+  viewportAssets: 6,
   /** seconds from a request to the coordinator's `holders` reply */
   lookupTime: 0.05,
   /** seconds to the origin's first byte (two round trips of 80 ms: a new connection's handshake, then the request) */
@@ -156,7 +162,8 @@ export const SIM_OPTION_SPECS = Object.freeze({
   firstPage: { kind: 'choice', flag: 'first-page', values: ['origin', 'peers'] },
   media: { kind: 'choice', flag: 'media', values: ['origin', 'peers'] },
   channels: { kind: 'choice', flag: 'channels', values: ['page', 'session'] },
-  hedge: { kind: 'choice', flag: 'hedge', values: ['on', 'off'] },
+  hedge: { kind: 'choice', flag: 'hedge', values: ['balanced', 'latency', 'savings', 'off'] },
+  viewportAssets: { kind: 'count', flag: 'viewport-assets' },
   lookupTime: { kind: 'seconds', flag: 'lookup-time' },
   originTtfb: { kind: 'seconds', flag: 'origin-ttfb' },
   originRate: { kind: 'speed', flag: 'origin-rate' },

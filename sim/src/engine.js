@@ -32,7 +32,7 @@ import { blames } from '../../coordinator/src/policy/report-rule.js'
 import { fromOrigin, serveAsset } from './asset-request.js'
 import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
-import { PASS_OVER_S, hedgeDeadline } from './client-timing.js'
+import { PASS_OVER_S } from './client-timing.js'
 import { ClientStores } from './client-stores.js'
 import { HolderIndex } from './holder-index.js'
 import { engineResult } from './engine-result.js'
@@ -68,13 +68,12 @@ export class Engine {
     this.firstPageOrigin = config.firstPage === 'origin'
     this.mediaOrigin = config.media === 'origin'
     this.pageChannels = config.channels === 'page'
-    this.hedged = config.hedge === 'on'
+    this.hedged = config.hedge !== 'off'
+    this.viewportAssets = config.viewportAssets
     this.lookupTime = config.lookupTime
     this.originTtfb = config.originTtfb
     this.originRate = config.originRate
     this.peerRate = config.peerRate
-    /** seconds: the client's hedge deadline for this origin (client-timing.js) */
-    this.deadline = hedgeDeadline(config.originTtfb)
     /** seconds the client waits for a new connection before passing the holder over */
     this.passOver = PASS_OVER_S
     this.uploadSession = config.uploadSession

@@ -38,8 +38,10 @@ export const SINCE = 4
 export const LISTED = 5
 /** lookups the current page has made: where in its holder list the next one starts (peer-fetch.js `turn`) */
 export const TURN = 6
+/** asset requests its current page view has made (its first few are in the viewport: the hedge rule) */
+export const ASSETS = 7
 /**
- * int32 fields per slot: the seven above and one unused, so that a slot is
+ * int32 fields per slot: the eight above, so that a slot is
  * addressed as `slot << 3` and never straddles a cache line. (When a holder
  * was last chosen is its index entry's, per asset: holder-index.js.)
  */
@@ -48,7 +50,7 @@ export const SLOT_STRIDE = 8
 /** Slots of the online clients. */
 export class OnlineSlots {
   constructor () {
-    /** per slot, [s*SLOT_STRIDE + TAG | MARK | CLIENT | PAGE | SINCE | LISTED | TURN | (unused)] */
+    /** per slot, [s*SLOT_STRIDE + TAG | MARK | CLIENT | PAGE | SINCE | LISTED | TURN | ASSETS] */
     this.state = new Int32Array(0)
     /** per slot, the time its client is online until (∞ while its session goes on) */
     this.until = new Float64Array(0)
@@ -101,6 +103,7 @@ export class OnlineSlots {
     state[at + SINCE] = clock
     state[at + LISTED] = 1
     state[at + TURN] = 0
+    state[at + ASSETS] = 0
     this.uploaded[s] = 0
     this.lastAt[s] = -Infinity
     return s

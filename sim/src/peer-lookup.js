@@ -17,6 +17,7 @@
  */
 import { rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
+import { requestDeadline } from './client-timing.js'
 import { H_CHOSEN, H_SLOT, H_STRIDE, H_TAG } from './holder-index.js'
 import { CLIENT, MARK, PAGE, SINCE, SLOT_STRIDE, TAG } from './online-slots.js'
 import { reportNoChannel } from './no-channel-reports.js'
@@ -138,14 +139,16 @@ export function rankHolders (e, c, o, size) {
  * model before issue 22) it tries that holder again on later loads.
  *
  * With the hedge on, the origin is asked too once no peer byte has come by
- * the hedge deadline; the first complete copy wins (a tie goes to the origin),
+ * the request's deadline (the client's hedge rule: client-timing.js
+ * `requestDeadline`); the first complete copy wins (a tie goes to the origin),
  * and the peer bytes sent before a losing peer was cancelled are wasted upload.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @param {number} size bytes of the asset
+ * @param {import('../../client/src/hedge-rule.js').Priority} priority
  * @returns {number} the slot of the peer that served, or -1 (the origin)
  */
-export function tryHolders (e, c, size) {
+export function tryHolders (e, c, size, priority) {
   const ranking = e.ranking
   const n = ranking.size
   if (n === 0) return -1
@@ -169,6 +172,7 @@ export function tryHolders (e, c, size) {
   }
   const t = e.now
   const hedged = e.hedged
+  const deadline = hedged ? requestDeadline(e.config, size, priority) : Infinity
   let tau = e.lookupTime
   for (let k = 0; k < count; k++) {
     const p = order[(start + k) % count]
@@ -197,9 +201,9 @@ export function tryHolders (e, c, size) {
         firstByte = tau + e.setupTime
       }
     }
-    if (!hedged || firstByte <= e.deadline) return p
+    if (!hedged || firstByte <= deadline) return p
     // the race: the origin started at the deadline
-    const originDone = e.deadline + e.originTtfb + size / e.originRate
+    const originDone = deadline + e.originTtfb + size / e.originRate
     const peerDone = firstByte + size / e.peerRate
     if (peerDone < originDone) return p
     e.racesLost++

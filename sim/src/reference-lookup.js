@@ -6,7 +6,7 @@
  * the model's state.
  */
 import { HolderRanking, rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
-import { PASS_OVER_S } from './client-timing.js'
+import { PASS_OVER_S, requestDeadline } from './client-timing.js'
 import { reportNoChannel } from './reference-serving.js'
 import { removeAt } from './reference-state.js'
 
@@ -19,9 +19,10 @@ import { removeAt } from './reference-state.js'
  * then dropped), rank (asking `accepts` only of holders the ranking wants),
  * mark the first one's entry for `o`; then the asker tries them.
  * @param {ReferenceModel} m @param {Session} asker @param {number} o @param {number} size @param {number} turn the page's turn
+ * @param {import('../../client/src/hedge-rule.js').Priority} priority
  * @returns {Session | null} the holder that served
  */
-export function lookup (m, asker, o, size, turn) {
+export function lookup (m, asker, o, size, turn, priority) {
   const list = m.listOf(o)
   const ranking = new HolderRanking(m.config.maxHolders, asker)
   const want = m.config.candidateSample
@@ -45,17 +46,19 @@ export function lookup (m, asker, o, size, turn) {
   m.n.lookupHits++
   const marked = /** @type {Holding} */ (list.find((entry) => entry.listing === /** @type {Session} */ (ranking.marked()).listing))
   marked.chosen = ++m.clock
-  return tryHolders(m, asker, ranking.ids.slice(0, ranking.size), size, turn)
+  return tryHolders(m, asker, ranking.ids.slice(0, ranking.size), size, turn, priority)
 }
 
 /**
  * The asker tries the holders (peer-lookup.js `tryHolders`, plainly).
  * @param {ReferenceModel} m @param {Session} asker @param {Session[]} ranked @param {number} size @param {number} turn
+ * @param {import('../../client/src/hedge-rule.js').Priority} priority
  * @returns {Session | null}
  */
-function tryHolders (m, asker, ranked, size, turn) {
+function tryHolders (m, asker, ranked, size, turn, priority) {
   const { setupTime, lookupTime, originTtfb, originRate, peerRate } = m.config
-  const hedged = m.config.hedge === 'on'
+  const hedged = m.config.hedge !== 'off'
+  const deadline = hedged ? requestDeadline(m.config, size, priority) : Infinity
   const t = m.now
   let order = ranked
   if (m.config.channels === 'page') {
@@ -87,8 +90,8 @@ function tryHolders (m, asker, ranked, size, turn) {
       asker.channels.set(holder.page, hedged ? t + tau + setupTime : t)
       firstByte = tau + setupTime
     }
-    if (!hedged || firstByte <= m.deadline) return holder
-    const originDone = m.deadline + originTtfb + size / originRate
+    if (!hedged || firstByte <= deadline) return holder
+    const originDone = deadline + originTtfb + size / originRate
     const peerDone = firstByte + size / peerRate
     if (peerDone < originDone) return holder
     m.n.racesLost++
@@ -107,7 +110,7 @@ function isOpen (m, asker, holder) {
 /** @param {ReferenceModel} m @param {Session} asker @param {Session} holder @returns {boolean} whether a new connection between them fails */
 function fails (m, asker, holder) {
   if (m.traitsOf(asker.client).untraversable || m.traitsOf(holder.client).untraversable) return true
-  if (m.config.hedge === 'on' && m.config.setupTime > PASS_OVER_S) return true
+  if (m.config.hedge !== 'off' && m.config.setupTime > PASS_OVER_S) return true
   return m.config.failRate > 0 && m.rng.random() < m.config.failRate
 }
 

@@ -43,7 +43,7 @@
  * shapes of reference-state.js.
  */
 import { FLAG_ASSET, FLAG_CONT, FLAG_MEDIA } from './batch.js'
-import { hedgeDeadline } from './client-timing.js'
+import { replayPriority } from './client-timing.js'
 import { MAX_ENTRY_BYTES } from './client-stores.js'
 import { TALLY_COUNTERS, engineResult } from './engine-result.js'
 import { ReplayMeters } from './metrics.js'
@@ -70,7 +70,6 @@ export class ReferenceModel {
     this.label = options.label ?? 'maygh'
     this.adoption = options.adoption ?? config.adoption
     this.rng = replayRng(config.seed)
-    this.deadline = hedgeDeadline(config.originTtfb)
     /** @type {Record<string, number>} the totals engineResult reads, by name */
     this.n = { ...Object.fromEntries(TALLY_COUNTERS.map((k) => [k, 0])), firstTs: NaN, lastTs: NaN }
     /** @type {Map<number, boolean>} every client seen: whether it adopts */
@@ -152,7 +151,7 @@ export class ReferenceModel {
   /** A session starts: a new peer record (no channels) listing the store as new entries, never chosen, if it serves. @param {number} c @param {number} t */
   join (c, t) {
     /** @type {Session} */
-    const session = { client: c, open: true, until: t, uploaded: 0, lastAt: -Infinity, page: { since: this.clock }, turn: 0, channels: new Map(), reported: new Set(), listing: null }
+    const session = { client: c, open: true, until: t, uploaded: 0, lastAt: -Infinity, page: { since: this.clock }, turn: 0, assets: 0, channels: new Map(), reported: new Set(), listing: null }
     this.online.set(c, session)
     if (serves(this, session)) list(this, session)
     this.countJoin(session)
@@ -169,6 +168,7 @@ export class ReferenceModel {
     this.n.pageViews++
     this.views.set(session.client, (this.views.get(session.client) ?? 0) + 1)
     session.reported = new Set()
+    session.assets = 0
     if (joined || this.config.channels !== 'page') return
     session.page = { since: this.clock }
     session.channels = new Map()
@@ -203,6 +203,7 @@ export class ReferenceModel {
   /** An online adopter asks for an asset. @param {Session} session @param {number} o @param {number} size @param {number} flags */
   serve (session, o, size, flags) {
     const store = this.storeOf(session.client)
+    const index = session.assets++
     if ((flags & FLAG_MEDIA) !== 0 && this.config.media === 'origin') {
       this.n.mediaRequests++
       this.n.mediaBytes += size
@@ -227,7 +228,7 @@ export class ReferenceModel {
     this.meters.lookups.add(this.now)
     this.tally('lookups', 1)
     const turn = this.config.channels === 'page' ? session.turn++ : 0
-    const from = lookup(this, session, o, size, turn)
+    const from = lookup(this, session, o, size, turn, replayPriority(flags, index, this.config.viewportAssets))
     if (from === null) {
       this.count('origin', size)
     } else {

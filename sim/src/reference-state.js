@@ -15,6 +15,7 @@
  * @property {number} lastAt the time of its latest request (−∞ before the first)
  * @property {Page} page its current peer record (the coordinator's peer id: a page view's, or the session's)
  * @property {number} turn lookups its current page has made
+ * @property {number} assets asset requests its current page view has made (the first few are in the viewport)
  * @property {Map<Page, number>} channels peer records it opened a data channel to (or tried to) → when the channel opens (+∞: failed)
  * @property {Set<Page>} reported peer records its current page view has reported (`no_channel`)
  * @property {Listing | null} listing what the coordinator lists for it, null while it does not serve

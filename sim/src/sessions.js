@@ -7,7 +7,7 @@
  * Functions of the engine's state, as serving.js and peer-lookup.js are.
  */
 import { list, serves, unlist } from './serving.js'
-import { LISTED, SLOT_STRIDE } from './online-slots.js'
+import { ASSETS, LISTED, SLOT_STRIDE } from './online-slots.js'
 
 /** `Engine#pageState`: no page view yet, in the first page view ever, past it */
 export const NO_VIEW = 0
@@ -59,6 +59,7 @@ export function startPage (e, c, s, t, h, joined) {
   e.pageViews++
   e.pageState[c] = e.pageState[c] === NO_VIEW ? FIRST_VIEW : LATER_VIEW
   e.reported.forget(s)
+  e.slots.state[s * SLOT_STRIDE + ASSETS] = 0
   if (joined || !e.pageChannels) return
   const slots = e.slots
   if (slots.tagsExhausted()) e.renumber()

@@ -30,6 +30,7 @@ export const STATIC_CONTENT_TYPES = Object.freeze({
 
 const EXTENSIONS = new Set(Object.values(STATIC_EXTENSIONS).flat())
 const MEDIA_EXTENSIONS = new Set(STATIC_EXTENSIONS.media)
+const BLOCKING_EXTENSIONS = new Set([...STATIC_EXTENSIONS.styles, ...STATIC_EXTENSIONS.scripts, ...STATIC_EXTENSIONS.fonts])
 
 /**
  * Extensions of pages: what a browser navigates to (`''`: a directory, or a
@@ -76,6 +77,15 @@ export function isPageUrl (url) {
  */
 export function isMediaUrl (url) {
   return MEDIA_EXTENSIONS.has(urlExtension(url))
+}
+
+/**
+ * @param {string} url
+ * @returns {boolean} whether the URL is a style, a script or a font by its extension: what a page
+ *   needs before it renders, which the client's hedge rule races with the origin (client/src/hedge-rule.js)
+ */
+export function isBlockingUrl (url) {
+  return BLOCKING_EXTENSIONS.has(urlExtension(url))
 }
 
 /**

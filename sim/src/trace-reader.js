@@ -9,7 +9,7 @@
  * `orderTolerance` seconds behind the newest read before it does: the log is
  * not in time order, and replaying it so would mislead (run with --sort).
  */
-import { FLAG_ASSET, FLAG_MEDIA, FLAG_PAGE, RequestBatch, growTo } from './batch.js'
+import { FLAG_ASSET, FLAG_BLOCKING, FLAG_MEDIA, FLAG_PAGE, RequestBatch, growTo } from './batch.js'
 import { INPUT_DEFAULTS, SIM_DEFAULTS } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { ByteInterner } from './interner.js'
@@ -18,11 +18,12 @@ import { ClfParser } from './parse-clf.js'
 import { CsvParser } from './parse-csv.js'
 import { EpaParser } from './parse-epa.js'
 import { ParsedLine } from './parse-util.js'
-import { assetRule, isMediaUrl, isPageUrl, isStaticContentType, isStaticUrl } from './static-assets.js'
+import { assetRule, isBlockingUrl, isMediaUrl, isPageUrl, isStaticContentType, isStaticUrl } from './static-assets.js'
 
-/** bits of `kindOf`: the URL is a page's (a navigation), the URL is audio or video */
+/** bits of `kindOf`: the URL is a page's (a navigation), the URL is audio or video, it blocks rendering */
 const PAGE_URL = 2
 const MEDIA_URL = 4
+const BLOCKING_URL = 8
 
 /** examples of bad lines kept for the report */
 export const BAD_EXAMPLES = 5
@@ -187,6 +188,7 @@ export class TraceReader {
         kind = this.counts.counted
         // audio or video: by its URL, or by what the server said it was
         if ((urlKind & MEDIA_URL) !== 0 || (typed && this.isMediaType(rec))) flags |= FLAG_MEDIA
+        if ((urlKind & BLOCKING_URL) !== 0) flags |= FLAG_BLOCKING
       }
     }
     // a page view: the browser navigated to a page (a 304 is one too: its body came from the HTTP
@@ -219,14 +221,14 @@ export class TraceReader {
 
   /**
    * @param {number} url
-   * @returns {number} 1 + (PAGE_URL if the URL is a page's) + (MEDIA_URL if it is audio or video), decided once per URL
+   * @returns {number} 1 + (PAGE_URL if the URL is a page's) + (MEDIA_URL if it is audio or video) + (BLOCKING_URL if a style, script or font), decided once per URL
    */
   kindOfUrl (url) {
     if (url >= this.kindOf.length) this.kindOf = growTo(this.kindOf, url + 1)
     let k = this.kindOf[url]
     if (k === 0) {
       const text = this.urls.string(url)
-      k = this.kindOf[url] = 1 + (isPageUrl(text) ? PAGE_URL : 0) + (isMediaUrl(text) ? MEDIA_URL : 0)
+      k = this.kindOf[url] = 1 + (isPageUrl(text) ? PAGE_URL : 0) + (isMediaUrl(text) ? MEDIA_URL : 0) + (isBlockingUrl(text) ? BLOCKING_URL : 0)
     }
     return k
   }

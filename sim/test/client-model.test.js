@@ -2,8 +2,8 @@
 // tiny hand-written traces whose results are worked out by hand.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { FLAG_ASSET, FLAG_MEDIA, FLAG_PAGE, RequestBatch } from '../src/batch.js'
-import { PASS_OVER_S, hedgeDeadline } from '../src/client-timing.js'
+import { FLAG_ASSET, FLAG_BLOCKING, FLAG_MEDIA, FLAG_PAGE, RequestBatch } from '../src/batch.js'
+import { PASS_OVER_S, replayPriority, requestDeadline } from '../src/client-timing.js'
 import { IDEALISED, resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine.js'
 import { ReferenceModel } from '../src/reference-model.js'
@@ -63,12 +63,40 @@ function assertBytesAddUp (r) {
   assert.ok(r.oracleSavings >= r.savings - 1e-12)
 }
 
-test('the client\'s clocks come from its own code: the hedge deadline and the pass-over', () => {
-  // 2 × TTFB within hedgeMinMs 100 … hedgeMaxMs 1500; a fifth of connectTimeoutMs 5000
-  assert.equal(hedgeDeadline(0.16), 0.32)
-  assert.equal(hedgeDeadline(0.01), 0.1)
-  assert.equal(hedgeDeadline(5), 1.5)
+test('the client\'s clocks come from its own code: the hedge rule\'s deadlines and the pass-over', () => {
+  const origin = { originTtfb: 0.16, originRate: 625_000 }
+  // latency: 2 × TTFB within hedgeMinMs 100 … hedgeMaxMs 1500, whatever the request
+  assert.equal(requestDeadline({ hedge: 'latency', ...origin }, 100_000, 'later'), 0.32)
+  assert.equal(requestDeadline({ hedge: 'latency', originTtfb: 0.01, originRate: 625_000 }, 1000, 'viewport'), 0.1)
+  assert.equal(requestDeadline({ hedge: 'latency', originTtfb: 5, originRate: 625_000 }, 1000, 'viewport'), 1.5)
+  // balanced: blocking races; a viewport image adds its download time; below the fold waits up to the cap
+  assert.equal(requestDeadline({ hedge: 'balanced', ...origin }, 100_000, 'blocking'), 0.32)
+  assert.equal(requestDeadline({ hedge: 'balanced', ...origin }, 100_000, 'viewport'), 0.48)
+  assert.equal(requestDeadline({ hedge: 'balanced', ...origin }, 100_000, 'later'), 1.5)
+  assert.equal(requestDeadline({ hedge: 'savings', ...origin }, 100_000, 'blocking'), Infinity)
   assert.equal(PASS_OVER_S, 1)
+  // a page view's styles, scripts and fonts block; of the rest its first few are in the viewport
+  assert.equal(replayPriority(A | FLAG_BLOCKING, 9, 6), 'blocking')
+  assert.equal(replayPriority(A, 5, 6), 'viewport')
+  assert.equal(replayPriority(A, 6, 6), 'later')
+})
+
+test('the hedge rule replayed: a viewport image races the origin, one below the fold waits for its channel; savings first waits for every one, latency first for none', () => {
+  // A holds x and y; B's page asks for both at once over a new channel (first byte at 1.05 s):
+  // x is in the viewport (deadline 0.32 + 1000 / 625,000 s: the origin is done at 0.48 s),
+  // y below it (viewportAssets 1: deadline 1.5 s, so the peer wins); a script races like x.
+  // (engineRun checks the reference model agrees under each preference.)
+  const requests = /** @type {[number, number, number, number, number][]} */ ([
+    [0, 0, PAGE, 0, P], [0, 0, 1, 1000, A], [0, 0, 2, 1000, A], [0, 0, 3, 1000, A | FLAG_BLOCKING],
+    [10, 1, PAGE, 0, P], [10, 1, 1, 1000, A], [10, 1, 2, 1000, A], [10, 1, 3, 1000, A | FLAG_BLOCKING]
+  ])
+  const run = (/** @type {string} */ hedge) => engineRun(requests, { hedge, setupTime: 1, viewportAssets: 1 }).result
+  const balanced = run('balanced')
+  assert.equal(balanced.peerBytes, 1000, 'only y from the peer')
+  assert.equal(balanced.hedge.racesLost, 2)
+  assert.equal(run('latency').peerBytes, 0)
+  assert.equal(run('savings').peerBytes, 3000)
+  assert.equal(run('savings').hedge.racesLost, 0)
 })
 
 test('a visitor\'s first page view ever comes from the origin, is stored and announced; later ones use peers', () => {
@@ -167,7 +195,7 @@ test('the hedge: peers win when their first byte comes by the deadline, else the
     // at 1.05 + 3.2 = 4.25 s; the peer sent (3.68 − 1.05) × 625,000 = 1,643,750 bytes for nothing
     [20, 2, PAGE, 0, P], [20, 2, 4, 2_000_000, A]
   ])
-  const hedged = { hedge: 'on', setupTime: 1 }
+  const hedged = { hedge: 'latency', setupTime: 1 }
   const { result: r } = engineRun(requests, hedged)
   assert.equal(r.peerBytes, 2_001_000)
   assert.equal(r.hedge.racesLost, 3)
@@ -183,10 +211,10 @@ test('the hedge: peers win when their first byte comes by the deadline, else the
   // A page passes over a peer that failed it for the rest of the page: B tries A once (for x),
   // C tries A and B (who fetched w); with session-long channels B tries A for each of its four,
   // but its page view reports A once, as the client does
-  const slow = engineRun(requests, { hedge: 'on', setupTime: 2, channels: 'page' }).result
+  const slow = engineRun(requests, { hedge: 'latency', setupTime: 2, channels: 'page' }).result
   assert.equal(slow.peerBytes, 0)
   assert.deepEqual([slow.connections.attempts, slow.connections.failures, slow.reports.sent], [3, 3, 3])
-  const slowSession = engineRun(requests, { hedge: 'on', setupTime: 2, channels: 'session' }).result
+  const slowSession = engineRun(requests, { hedge: 'latency', setupTime: 2, channels: 'session' }).result
   assert.deepEqual([slowSession.connections.attempts, slowSession.connections.failures, slowSession.reports.sent], [6, 6, 3])
 })
 

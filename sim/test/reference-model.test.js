@@ -35,7 +35,7 @@ const optionsArb = fc.record({
   firstPage: fc.constantFrom('origin', 'peers'),
   media: fc.constantFrom('origin', 'peers'),
   channels: fc.constantFrom('page', 'session'),
-  hedge: fc.constantFrom('on', 'off'),
+  hedge: fc.constantFrom('balanced', 'latency', 'savings', 'off'),
   lookupTime: seconds(2),
   originTtfb: seconds(1),
   originRate: fc.oneof(fc.constant(Infinity), fc.integer({ min: 100, max: 1_000_000 }), fc.integer({ min: 100, max: 10_000 })),
@@ -60,7 +60,7 @@ const optionsArb = fc.record({
  * set-ups the client waits for, few connections failing, stores that keep what they fetch.
  */
 const racingArb = optionsArb.map((o) => ({
-  ...o, hedge: 'on', setupTime: Math.max(0.2, Math.min(o.setupTime, 1)), untraversable: o.untraversable / 10, failRate: o.failRate / 10, quotaBytes: 50 * 1024 * 1024, adoption: 1
+  ...o, hedge: o.hedge === 'off' ? 'balanced' : o.hedge, setupTime: Math.max(0.2, Math.min(o.setupTime, 1)), untraversable: o.untraversable / 10, failRate: o.failRate / 10, quotaBytes: 50 * 1024 * 1024, adoption: 1
 })).chain((o) => fc.record({ originRate: fc.integer({ min: 100, max: 5000 }), peerRate: fc.integer({ min: 100, max: 5000 }) }).map((rates) => ({ ...o, ...rates })))
 
 /**

@@ -158,7 +158,7 @@ function simulatorSide (c) {
       for (const cl of step.connected ?? []) engine.channels.open(a, slot(cl), slots.state[slot(cl) * SLOT_STRIDE + PAGE])
       rankHolders(engine, a, step.asset, 1) // ranks, and marks the first's entry
       peers = engine.ranking.ids.slice(0, engine.ranking.size).map((s) => clientAt.get(s))
-      tryHolders(engine, a, 1)
+      tryHolders(engine, a, 1, 'viewport')
     } else if (step.kind === 'add') {
       holders.add(step.asset, slot(step.client), tag(step.client))
     } else {

@@ -26,6 +26,10 @@ import { readConfig } from '../../client/src/config.js'
 import { Cache } from '../../client/src/cache.js'
 import { Names } from '../../client/src/names.js'
 import { OriginClock } from '../../client/src/hedge.js'
+import { FLAG_BLOCKING } from '../../sim/src/batch.js'
+import { replayPriority } from '../../sim/src/client-timing.js'
+import { SIM_DEFAULTS } from '../../sim/src/config.js'
+import { isBlockingUrl } from '../../sim/src/static-assets.js'
 import { Loader } from '../../client/src/loader.js'
 import { startPeers } from '../../client/src/peers.js'
 import { matches } from '../../protocol/index.js'
@@ -221,7 +225,7 @@ export class NodeVisitor {
       return { res, bytes }
     }
     const loaded = Promise.all(others.map(({ url }) => this.plain(url, t0)))
-    const results = await Promise.all(assets.map(async ({ url, media }) => {
+    const results = await Promise.all(assets.map(async ({ url, media }, index) => {
       try {
         // Uncontrolled (the first view), or a Range request (media): the network, as without maygh.
         if (first || media) {
@@ -242,7 +246,9 @@ export class NodeVisitor {
           error: (/** @type {any} */ e) => page.stats.error(e),
           failed: () => page.stats.failed()
         }
-        const { bytes } = await this.loader.named(url, name, { stats, peers: page.peers, origin: (signal) => this.fetch(url, { signal }) })
+        // Where the asset sits on its page, as the simulator guesses it (a log does not say): the hedge rule weighs it.
+        const priority = replayPriority(isBlockingUrl(url) ? FLAG_BLOCKING : 0, index, SIM_DEFAULTS.viewportAssets)
+        const { bytes } = await this.loader.named(url, name, { stats, peers: page.peers, origin: (signal) => this.fetch(url, { signal }), priority: () => priority })
         return done(url, source, bytes.length)
       } catch {
         return done(url, 'failed', 0)
