@@ -115,6 +115,8 @@ export class PeerFetch {
     const timer = quietMs < Infinity
       ? setTimeout(() => {
         this.quiet.add(peer)
+        // Requests waiting for it that have another holder no longer wait for it.
+        this.slots.avoid(peer)
         attempt.abort(QUIET)
       }, quietMs)
       : undefined

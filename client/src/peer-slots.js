@@ -77,6 +77,11 @@ export class PeerSlots {
     }
   }
 
+  /** @param {string} peer gone quiet: requests that have another candidate stop waiting for it */
+  avoid (peer) {
+    for (const w of this.waiting) if (w.peers.length > 1) w.peers = w.peers.filter((p) => p !== peer)
+  }
+
   /** @param {Waiting} w @param {string | null} peer */
   leave (w, peer) {
     const at = this.waiting.indexOf(w)

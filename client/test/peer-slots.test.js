@@ -73,3 +73,16 @@ test('an aborted wait gives null and leaves the queue; a dropped peer leaves nob
   assert.equal(await aOrB, 'b')
   assert.equal(await slots.take([], 'viewport', how()), null, 'no candidate: nothing to wait for')
 })
+
+test('a peer gone quiet is avoided by the requests that have another holder, not by those that have none', async () => {
+  const slots = new PeerSlots(1)
+  await slots.take(['quiet'], 'viewport', how())
+  await slots.take(['b'], 'viewport', how())
+  const either = slots.take(['quiet', 'b'], 'viewport', how())
+  const onlyQuiet = slots.take(['quiet'], 'viewport', how())
+  slots.avoid('quiet')
+  slots.give('quiet')
+  assert.equal(await onlyQuiet, 'quiet', 'the freed slot went to the one with no other holder')
+  slots.give('b')
+  assert.equal(await either, 'b')
+})
