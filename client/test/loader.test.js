@@ -16,6 +16,7 @@ import { Names } from '../src/names.js'
 import { Stats } from '../src/stats.js'
 import { Loader } from '../src/loader.js'
 import { PeerFetch } from '../src/peer-fetch.js'
+import { SLOTS_PER_PEER } from '../src/peer-slots.js'
 import { OriginClock } from '../src/hedge.js'
 import { Signaling } from '../src/signaling.js'
 import { FakeWebSocket } from './fake-websocket.js'
@@ -105,6 +106,8 @@ function setup (o = {}) {
   const dropped = []
   /** @type {string[]} peers whose request was called off (the origin won) */
   const cancelled = []
+  /** requests the holders have in hand at once: now, and the most */
+  const inFlight = { now: 0, max: 0 }
   const pool = {
     connected: () => [],
     drop: (/** @type {string} */ peer) => { dropped.push(peer) },
@@ -113,36 +116,46 @@ function setup (o = {}) {
       if (/** @type {any} */ (o.peers)?.[peer] === 'never') await new Promise(() => {})
       const opensAfter = /** @type {any} */ (o.peers)?.[peer]?.opensAfter
       if (opensAfter) await new Promise((resolve) => setTimeout(resolve, opensAfter))
+      /** @param {string} hash @param {number} max @param {{ signal: AbortSignal, onBytes: () => void }} how */
+      async function answer (hash, max, how) {
+        const r = /** @type {any} */ (o.peers)?.[peer]
+        const calledOff = new Promise((resolve, reject) => how.signal.addEventListener('abort', () => {
+          cancelled.push(peer)
+          reject(how.signal.reason)
+        }))
+        calledOff.catch(() => {})
+        if (r === 'silent') await calledOff
+        if (r?.trickle) {
+          for (let t = 0; t < r.trickle; t += 10) {
+            await Promise.race([new Promise((resolve) => setTimeout(resolve, 10)), calledOff])
+            how.onBytes()
+          }
+          return { bytes: new Uint8Array(good), type: 'image/png' }
+        }
+        if (r?.pause) {
+          await Promise.race([new Promise((resolve) => setTimeout(resolve, 10)), calledOff])
+          how.onBytes()
+          await Promise.race([new Promise((resolve) => setTimeout(resolve, r.pause)), calledOff])
+          how.onBytes()
+          return { bytes: new Uint8Array(good), type: 'image/png' }
+        }
+        if (r?.opensAfter) return { bytes: new Uint8Array(good), type: 'image/png' }
+        // a turn in flight, as over a channel: a drop meanwhile fails the request, as closing the channel would
+        await new Promise((resolve) => setImmediate(resolve))
+        if (dropped.includes(peer)) throw Object.assign(new Error('dropped'), { code: 'MGH_ERR_CHANNEL_CLOSED' })
+        if (r instanceof Error) throw r
+        return { bytes: new Uint8Array(r), type: 'image/png' }
+      }
       return {
         request: async (/** @type {string} */ hash, /** @type {number} */ max, /** @type {{ signal: AbortSignal, onBytes: () => void }} */ how) => {
           asked.push(peer)
-          const r = /** @type {any} */ (o.peers)?.[peer]
-          const calledOff = new Promise((resolve, reject) => how.signal.addEventListener('abort', () => {
-            cancelled.push(peer)
-            reject(how.signal.reason)
-          }))
-          calledOff.catch(() => {})
-          if (r === 'silent') await calledOff
-          if (r?.trickle) {
-            for (let t = 0; t < r.trickle; t += 10) {
-              await Promise.race([new Promise((resolve) => setTimeout(resolve, 10)), calledOff])
-              how.onBytes()
-            }
-            return { bytes: new Uint8Array(good), type: 'image/png' }
+          inFlight.now++
+          inFlight.max = Math.max(inFlight.max, inFlight.now)
+          try {
+            return await answer(hash, max, how)
+          } finally {
+            inFlight.now--
           }
-          if (r?.pause) {
-            await Promise.race([new Promise((resolve) => setTimeout(resolve, 10)), calledOff])
-            how.onBytes()
-            await Promise.race([new Promise((resolve) => setTimeout(resolve, r.pause)), calledOff])
-            how.onBytes()
-            return { bytes: new Uint8Array(good), type: 'image/png' }
-          }
-          if (r?.opensAfter) return { bytes: new Uint8Array(good), type: 'image/png' }
-          // a turn in flight, as over a channel: a drop meanwhile fails the request, as closing the channel would
-          await new Promise((resolve) => setImmediate(resolve))
-          if (dropped.includes(peer)) throw Object.assign(new Error('dropped'), { code: 'MGH_ERR_CHANNEL_CLOSED' })
-          if (r instanceof Error) throw r
-          return { bytes: new Uint8Array(r), type: 'image/png' }
         }
       }
     }
@@ -166,7 +179,7 @@ function setup (o = {}) {
     settled: () => core.settled(),
     active: core.active
   }
-  return { loader, peers, cache, stats, events, asked, sent, dropped, cancelled, clock }
+  return { loader, peers, cache, stats, events, asked, sent, dropped, cancelled, clock, inFlight }
 }
 
 const bytesOf = async (/** @type {Blob} */ blob) => Buffer.from(await blob.arrayBuffer())
@@ -410,6 +423,24 @@ test('hedging, balanced: an image below the fold waits for a channel that opens 
   assert.deepEqual(await bytesOf(await blocking.loader.load('/good.png', 'blocking')), good)
   assert.equal(blocking.stats.counts.origin.count, 1, 'the origin won the race')
   assert.equal(hits['/good.png'], 1)
+})
+
+test('a page\'s requests take a few slots per holder at a time, the viewport\'s before those below the fold however late they come', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { steady: { trickle: 40 } } })
+  const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
+  /** @type {string[]} */
+  const done = []
+  const get = (/** @type {string} */ label, /** @type {import('../src/hedge-rule.js').Priority} */ priority) =>
+    s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => priority }).then((a) => {
+      assert.equal(a?.peer, 'steady')
+      done.push(label)
+    })
+  // six below the fold first, then three in the viewport, all at once
+  const labels = ['l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'v1', 'v2', 'v3']
+  await Promise.all(labels.map((label) => get(label, label[0] === 'v' ? 'viewport' : 'later')))
+  assert.equal(s.inFlight.max, SLOTS_PER_PEER, 'never more than its slots on one holder')
+  assert.deepEqual(done.slice(0, 3).sort(), ['l1', 'l2', 'l3'], 'the first three had free slots')
+  assert.deepEqual(done.slice(3, 6), ['v1', 'v2', 'v3'], 'then the viewport\'s, ahead of the earlier requests below the fold')
 })
 
 test('hedging, savings first: the origin waits for peers past any deadline', { timeout: 10000 }, async () => {
