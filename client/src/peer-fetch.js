@@ -73,6 +73,8 @@ export class PeerFetch {
         // dropped, and the next holder tried (the page does not wait out the timeout).
         const transfer = await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, config.connectTimeoutMs / 5))])
         if (!transfer) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
+        // The origin may have won while the channel opened: then the holder is asked nothing.
+        if (signal.aborted) return null
         // The last holder is waited for however quiet (the origin is asked meanwhile).
         asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs: left.length > 1 ? deadline() : Infinity })
       } catch (err) {

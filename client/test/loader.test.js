@@ -363,6 +363,14 @@ test('loads spread over the holders they are handed; a holder whose channel is n
   assert.deepEqual(u.asked.filter((p, i, all) => all.indexOf(p) === i), ['a', 'b', 'c'])
 })
 
+test('hedging: when the origin wins while a holder\'s channel is still opening, the holder is asked nothing once it opens', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { late: { opensAfter: 150 } }, hedgeMs: 20 })
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(s.stats.counts.origin.count, 1)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.deepEqual(s.asked, [], 'no request reached the holder: its upload would have been thrown away')
+})
+
 test('hedging: a silent holder costs the hedge deadline, not the stall timeout; the origin wins and the peer request is called off', { timeout: 10000 }, async () => {
   const s = setup({ peers: { quiet: 'silent' }, hedgeMs: 50 })
   assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
