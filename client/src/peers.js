@@ -42,7 +42,7 @@ export function startPeers (config, store, env = globalThis) {
   /** what this visitor lists as held: nothing while it does not serve */
   const listed = () => serving() ? store.holdings() : []
 
-  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(env.localStorage), WebSocket: env.WebSocket, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed })
+  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(env.localStorage), WebSocket: env.WebSocket, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed, haveKnown: store.opened })
   /**
    * Resolves true once joined; false at once when there is nothing to join, when
    * refused or when every coordinator is unreachable (loads do not wait), and
@@ -54,9 +54,10 @@ export function startPeers (config, store, env = globalThis) {
     signaling.on('welcome', () => resolve(true))
     signaling.on('refused', () => resolve(false))
     signaling.on('unreachable', () => resolve(false))
+    if (uplink.mode === 'off') return resolve(false)
+    // The socket opens now; its join waits until the holdings are known (haveKnown).
+    signaling.resume()
     store.opened.then(() => {
-      if (uplink.mode === 'off') return resolve(false)
-      signaling.resume()
       setTimeout(() => resolve(false), config.joinTimeoutMs)
     })
   })

@@ -52,10 +52,12 @@ const coded = (msg) => Object.assign(new Error(msg.message), { code: msg.code })
 
 export class Signaling extends Emitter {
   /**
-   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], random?: () => number, WebSocket?: typeof WebSocket }} options
+   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], haveKnown?: Promise<unknown>, random?: () => number, WebSocket?: typeof WebSocket }} options
    *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always);
    *   `token`: the join token the site gave the page (`data-token`), if it uses them;
    *   `visitor`: the key this browser keeps across visits (what quarantine remembers without tokens);
+   *   `haveKnown`: resolves once `getHave` knows the holdings: a socket that opens sooner waits for it
+   *   to send its `join` (the socket's handshake is not on the page's way to its first peer byte);
    *   `WebSocket`: the page's, by default
    */
   constructor (options) {
@@ -153,7 +155,9 @@ export class Signaling extends Emitter {
       return this.retry()
     }
     // `have` is one message, so at most maxAssetsPerMessage; the announcer sends the rest as updates.
-    ws.onopen = () => this.join(this.options.getHave().slice(0, Math.min(this.limits.maxAssetsPerPeer, this.limits.maxAssetsPerMessage)))
+    const join = () => this.join(this.options.getHave().slice(0, Math.min(this.limits.maxAssetsPerPeer, this.limits.maxAssetsPerMessage)))
+    const { haveKnown } = this.options
+    ws.onopen = () => haveKnown ? haveKnown.then(() => { if (this.ws === ws) join() }) : join()
     ws.onmessage = (e) => this.onMessage(e.data)
     // A draining coordinator closes the sockets it still holds with 1012 and MGH_ERR_DRAINING's message.
     ws.onclose = (e) => { if (this.ws === ws) this.drop(e.code === 1012 && /drain/i.test(e.reason)) }

@@ -181,6 +181,30 @@ async function accept (s, alternates) {
 /** Let pending promise callbacks run (the join's `await`, a client close's event). */
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
+test('the socket opens before the holdings are known; its join waits for them, then carries them', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 })
+  const real = globalThis.WebSocket
+  globalThis.WebSocket = /** @type {any} */ (FakeWebSocket)
+  FakeWebSocket.made = []
+  /** @type {(v?: unknown) => void} */
+  let known = () => {}
+  let have = /** @type {string[]} */ ([])
+  const s = new Signaling({ urls: [A], backoffBaseMs: 500, backoffMaxMs: 30000, getHave: () => have, haveKnown: new Promise((resolve) => { known = resolve }) })
+  t.after(() => {
+    s.stop()
+    globalThis.WebSocket = real
+  })
+  s.start()
+  FakeWebSocket.last.open()
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(FakeWebSocket.last.sent, [], 'no join while the holdings are unknown')
+  have = [h(1), h(2)]
+  known()
+  const join = await FakeWebSocket.last.nextSent()
+  assert.equal(join.type, 'join')
+  assert.deepEqual(join.have, [h(1), h(2)])
+})
+
 test('data-coordinator lists URLs by comma or space; the first connect picks one at random', (t) => {
   const s = setup(t, [A, B, C])
   const picked = new Set()
