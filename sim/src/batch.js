@@ -16,7 +16,7 @@ export const FLAG_CONT = 2
 export const FLAG_PAGE = 4
 /** flag: the asset is audio or video (static-assets.js `isMediaUrl`), which a browser asks for with `Range` */
 export const FLAG_MEDIA = 8
-/** flag: the asset blocks rendering (a style, a script, a font: static-assets.js `isBlockingUrl`), which the hedge rule races */
+/** flag: the asset blocks rendering (a style, a script, a font: static-assets.js `isBlockingUrl`, `isBlockingContentType`), which the hedge rule races */
 export const FLAG_BLOCKING = 16
 
 /** One batch of requests, in time order. */

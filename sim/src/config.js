@@ -4,6 +4,7 @@
  * receives a resolved config. docs/simulator.md ("Flags") lists every key.
  */
 import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
+import { HEDGE_PREFERENCES } from '../../client/src/hedge-rule.js'
 import { DEFAULTS as COORDINATOR_DEFAULTS } from '../../coordinator/src/config.js'
 import { POLICY_DEFAULTS } from '../../coordinator/src/policy/peer-selection.js'
 import { DEFAULT_QUOTA_BYTES, ERRORS, MayghError } from '../../protocol/index.js'
@@ -60,7 +61,7 @@ const simDefaults = {
    * origin's speed (`originTtfb`, `originRate`); the first complete copy wins. 'off': peer
    * transfers are instant (the model before issue 22)
    */
-  hedge: /** @type {'balanced' | 'latency' | 'savings' | 'off'} */ (CLIENT_DEFAULTS.hedge),
+  hedge: /** @type {import('../../client/src/hedge-rule.js').HedgePreference | 'off'} */ (CLIENT_DEFAULTS.hedge),
   /** asset requests of a page view (from its start, the store's answers included) taken to be in its first viewport; the rest are below the fold */
   viewportAssets: 6,
   /** seconds from a request to the coordinator's `holders` reply */
@@ -162,7 +163,7 @@ export const SIM_OPTION_SPECS = Object.freeze({
   firstPage: { kind: 'choice', flag: 'first-page', values: ['origin', 'peers'] },
   media: { kind: 'choice', flag: 'media', values: ['origin', 'peers'] },
   channels: { kind: 'choice', flag: 'channels', values: ['page', 'session'] },
-  hedge: { kind: 'choice', flag: 'hedge', values: ['balanced', 'latency', 'savings', 'off'] },
+  hedge: { kind: 'choice', flag: 'hedge', values: [...HEDGE_PREFERENCES, 'off'] },
   viewportAssets: { kind: 'count', flag: 'viewport-assets' },
   lookupTime: { kind: 'seconds', flag: 'lookup-time' },
   originTtfb: { kind: 'seconds', flag: 'origin-ttfb' },

@@ -26,7 +26,7 @@ const etsyDefaults = {
   catalogPerRequest: 0.15,
   /** share of requests for a photo requested exactly once in the trace */
   oneTimeShare: 0.1,
-  /** site-wide assets (CSS, JS, sprites) */
+  /** site-wide assets: the page templates' CSS and JS bundles (render-blocking: `FLAG_BLOCKING`) */
   siteAssets: 6,
   /** site-wide assets a cold page load fetches (one page template's bundle) */
   siteAssetsPerLoad: 2,

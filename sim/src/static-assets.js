@@ -20,17 +20,26 @@ export const STATIC_EXTENSIONS = Object.freeze({
   media: Object.freeze(['mp4', 'm4v', 'webm', 'ogv', 'mov', 'avi', 'mpg', 'mpeg', 'mp3', 'm4a', 'aac', 'oga', 'ogg', 'opus', 'flac', 'wav', 'au'])
 })
 
-/** Content types of static assets: whole families (`image/`) or exact types. */
+/**
+ * Content types of static assets, by kind as the extensions are: an entry
+ * ending in `/` is a whole family (`image/`), any other an exact type.
+ */
 export const STATIC_CONTENT_TYPES = Object.freeze({
-  families: Object.freeze(['image/', 'font/', 'audio/', 'video/']),
-  types: Object.freeze(['text/css', 'text/javascript', 'application/javascript', 'application/x-javascript', 'application/ecmascript',
-    'application/font-woff', 'application/x-font-woff', 'application/x-font-ttf', 'application/x-font-otf', 'application/font-sfnt',
-    'application/vnd.ms-fontobject'])
+  images: Object.freeze(['image/']),
+  styles: Object.freeze(['text/css']),
+  scripts: Object.freeze(['text/javascript', 'application/javascript', 'application/x-javascript', 'application/ecmascript']),
+  fonts: Object.freeze(['font/', 'application/font-woff', 'application/x-font-woff', 'application/x-font-ttf', 'application/x-font-otf',
+    'application/font-sfnt', 'application/vnd.ms-fontobject']),
+  media: Object.freeze(['audio/', 'video/'])
 })
 
 const EXTENSIONS = new Set(Object.values(STATIC_EXTENSIONS).flat())
 const MEDIA_EXTENSIONS = new Set(STATIC_EXTENSIONS.media)
-const BLOCKING_EXTENSIONS = new Set([...STATIC_EXTENSIONS.styles, ...STATIC_EXTENSIONS.scripts, ...STATIC_EXTENSIONS.fonts])
+/** the kinds a page needs before it renders, which the client's hedge rule races with the origin (client/src/hedge-rule.js) */
+const BLOCKING_KINDS = /** @type {const} */ (['styles', 'scripts', 'fonts'])
+const BLOCKING_EXTENSIONS = new Set(BLOCKING_KINDS.flatMap((kind) => STATIC_EXTENSIONS[kind]))
+const CONTENT_TYPES = Object.values(STATIC_CONTENT_TYPES).flat()
+const BLOCKING_CONTENT_TYPES = BLOCKING_KINDS.flatMap((kind) => STATIC_CONTENT_TYPES[kind])
 
 /**
  * Extensions of pages: what a browser navigates to (`''`: a directory, or a
@@ -93,9 +102,34 @@ export function isBlockingUrl (url) {
  * @returns {boolean} whether it is a static asset's content type
  */
 export function isStaticContentType (contentType) {
+  return typeIn(contentType, CONTENT_TYPES)
+}
+
+/**
+ * @param {string} contentType
+ * @returns {boolean} whether it is a style's, a script's or a font's (`isBlockingUrl` by content type)
+ */
+export function isBlockingContentType (contentType) {
+  return typeIn(contentType, BLOCKING_CONTENT_TYPES)
+}
+
+/**
+ * @param {string} contentType
+ * @returns {boolean} whether it is audio or video (`isMediaUrl` by content type)
+ */
+export function isMediaContentType (contentType) {
+  return typeIn(contentType, STATIC_CONTENT_TYPES.media)
+}
+
+/**
+ * @param {string} contentType
+ * @param {readonly string[]} list families (ending in `/`) and exact types
+ * @returns {boolean} whether the type, parameters, case and spaces ignored, is one of the list's
+ */
+function typeIn (contentType, list) {
   const semi = contentType.indexOf(';')
   const type = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase()
-  return STATIC_CONTENT_TYPES.families.some((f) => type.startsWith(f)) || STATIC_CONTENT_TYPES.types.includes(type)
+  return list.some((entry) => entry.endsWith('/') ? type.startsWith(entry) : type === entry)
 }
 
 /**

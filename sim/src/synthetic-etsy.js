@@ -10,12 +10,13 @@
  * of a few heavy clients, and is a burst of 6–16 asset requests in page views:
  * a page request, then 2–6 assets requested together (fractions of a second
  * apart), then a pause to read before the next page. An asset request is for
- * a site-wide asset (on a cold first page load), a new photo nobody will ask
- * for again, or a catalog object drawn from Zipf(alpha). Sizes are lognormal
- * with a Pareto tail, fixed per object by a hash. Active sessions wait in a
- * heap keyed by their next request time, so output is in time order.
+ * a site-wide asset (on a cold first page load: a style or script bundle,
+ * flagged `FLAG_BLOCKING`), a new photo nobody will ask for again, or a
+ * catalog object drawn from Zipf(alpha). Sizes are lognormal with a Pareto
+ * tail, fixed per object by a hash. Active sessions wait in a heap keyed by
+ * their next request time, so output is in time order.
  */
-import { FLAG_ASSET, FLAG_PAGE, RequestBatch } from './batch.js'
+import { FLAG_ASSET, FLAG_BLOCKING, FLAG_PAGE, RequestBatch } from './batch.js'
 import { resolveEtsyParams } from './etsy-params.js'
 import { Rng, hash2 } from './rng.js'
 import { ZipfSampler } from './zipf.js'
@@ -182,7 +183,8 @@ export class EtsyGenerator {
     }
     const o = this.pickObject(slot, c)
     const size = o < this.catalogBase ? this.siteSize[o] : o < this.oneTimeBase ? this.catalogSize[o - this.catalogBase] : this.objectSize(o, p.sizeMedian, p.sizeSigma, true)
-    batch.push(t, c, o, size, FLAG_ASSET)
+    // the site-wide assets are the page templates' CSS and JS bundles: they block rendering
+    batch.push(t, c, o, size, o < this.catalogBase ? FLAG_ASSET | FLAG_BLOCKING : FLAG_ASSET)
     this.generated++
     this.slotPageLeft[slot]--
     if (--this.slotLeft[slot] > 0) {

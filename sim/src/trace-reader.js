@@ -3,8 +3,9 @@
  * splits lines across chunk boundaries, recognises the format, parses each
  * line in place, interns clients and URLs to integers, and marks the requests
  * peers could serve (static-assets.js), page views (`FLAG_PAGE`: a GET of a
- * page's URL answered 200 or 304) and audio or video assets (`FLAG_MEDIA`: by
- * URL, or by the content type the line gives). Bad lines are counted, with a few
+ * page's URL answered 200 or 304), audio or video assets (`FLAG_MEDIA`) and
+ * styles, scripts and fonts (`FLAG_BLOCKING`), each by URL or by the content
+ * type the line gives. Bad lines are counted, with a few
  * examples kept; they never stop a run. A request whose time is more than
  * `orderTolerance` seconds behind the newest read before it does: the log is
  * not in time order, and replaying it so would mislead (run with --sort).
@@ -18,12 +19,16 @@ import { ClfParser } from './parse-clf.js'
 import { CsvParser } from './parse-csv.js'
 import { EpaParser } from './parse-epa.js'
 import { ParsedLine } from './parse-util.js'
-import { assetRule, isBlockingUrl, isMediaUrl, isPageUrl, isStaticContentType, isStaticUrl } from './static-assets.js'
+import { assetRule, isBlockingContentType, isBlockingUrl, isMediaContentType, isMediaUrl, isPageUrl, isStaticContentType, isStaticUrl } from './static-assets.js'
 
-/** bits of `kindOf`: the URL is a page's (a navigation), the URL is audio or video, it blocks rendering */
-const PAGE_URL = 2
-const MEDIA_URL = 4
-const BLOCKING_URL = 8
+/**
+ * bits of `kindOf` (per URL) and `kindOfType` (per content type), above 1 (decided): a page's URL
+ * (a navigation); audio or video; a style, script or font (blocks rendering); a static asset's content type
+ */
+const PAGE = 2
+const MEDIA = 4
+const BLOCKING = 8
+const STATIC_TYPE = 16
 
 /** examples of bad lines kept for the report */
 export const BAD_EXAMPLES = 5
@@ -64,12 +69,11 @@ export class TraceReader {
     this.urls = new ByteInterner()
     /** per URL id: 0 unknown, 1 asset, 2 not */
     this.assetOf = new Uint8Array(1024)
-    /** per URL id: 0 unknown, else 1 + (PAGE_URL if a page's URL) + (MEDIA_URL if audio or video) */
+    /** per URL id: 0 unknown, else 1 + PAGE, MEDIA, BLOCKING bits */
     this.kindOf = new Uint8Array(1024)
-    /** content types seen (a few dozen), and the same caches per type id (media: 0 unknown, 1 audio/video, 2 not) */
+    /** content types seen (a few dozen), and per type id: 0 unknown, else 1 + STATIC_TYPE, MEDIA, BLOCKING bits */
     this.types = new ByteInterner()
-    this.assetOfType = new Uint8Array(64)
-    this.mediaOfType = new Uint8Array(64)
+    this.kindOfTypes = new Uint8Array(64)
     this.rec = new ParsedLine()
     this.lines = 0
     this.requests = 0
@@ -181,19 +185,21 @@ export class TraceReader {
     let flags = 0
     let kind = this.counts.notServable
     const typed = rec.typeEnd > rec.typeStart
+    const typeKind = typed ? this.kindOfType(rec) : 0
     if (rec.status === 200 && rec.get && rec.bytes > 0) {
       kind = this.counts.notAsset
-      if (typed && this.rule.kind === 'static' ? this.isAssetType(rec) : this.isAsset(url)) {
+      if (typed && this.rule.kind === 'static' ? (typeKind & STATIC_TYPE) !== 0 : this.isAsset(url)) {
         flags = FLAG_ASSET
         kind = this.counts.counted
-        // audio or video: by its URL, or by what the server said it was
-        if ((urlKind & MEDIA_URL) !== 0 || (typed && this.isMediaType(rec))) flags |= FLAG_MEDIA
-        if ((urlKind & BLOCKING_URL) !== 0) flags |= FLAG_BLOCKING
+        // audio or video, a style, script or font: by its URL, or by what the server said it was
+        const either = urlKind | typeKind
+        if ((either & MEDIA) !== 0) flags |= FLAG_MEDIA
+        if ((either & BLOCKING) !== 0) flags |= FLAG_BLOCKING
       }
     }
     // a page view: the browser navigated to a page (a 304 is one too: its body came from the HTTP
     // cache), unless the line's content type says it was an asset (an image at `/photo?id=3`)
-    if ((urlKind & PAGE_URL) !== 0 && rec.get && (rec.status === 200 || rec.status === 304) && !(typed && this.isAssetType(rec))) flags |= FLAG_PAGE
+    if ((urlKind & PAGE) !== 0 && rec.get && (rec.status === 200 || rec.status === 304) && (typeKind & STATIC_TYPE) === 0) flags |= FLAG_PAGE
     kind.requests++
     kind.bytes += rec.bytes
     const batch = this.batch
@@ -221,41 +227,34 @@ export class TraceReader {
 
   /**
    * @param {number} url
-   * @returns {number} 1 + (PAGE_URL if the URL is a page's) + (MEDIA_URL if it is audio or video) + (BLOCKING_URL if a style, script or font), decided once per URL
+   * @returns {number} 1 + (PAGE if the URL is a page's) + (MEDIA if it is audio or video) + (BLOCKING if a style, script or font), by its extension, decided once per URL
    */
   kindOfUrl (url) {
     if (url >= this.kindOf.length) this.kindOf = growTo(this.kindOf, url + 1)
     let k = this.kindOf[url]
     if (k === 0) {
       const text = this.urls.string(url)
-      k = this.kindOf[url] = 1 + (isPageUrl(text) ? PAGE_URL : 0) + (isMediaUrl(text) ? MEDIA_URL : 0) + (isBlockingUrl(text) ? BLOCKING_URL : 0)
+      k = this.kindOf[url] = 1 + (isPageUrl(text) ? PAGE : 0) + (isMediaUrl(text) ? MEDIA : 0) + (isBlockingUrl(text) ? BLOCKING : 0)
     }
     return k
   }
 
   /**
-   * Whether the content type the line gives is audio or video (decided once per type).
-   * @param {ParsedLine} rec
-   * @returns {boolean}
+   * What the content type the line gives says (decided once per type). Under
+   * the default rule it decides whether the request is an asset (the server's
+   * own word beats the URL's extension).
+   * @param {ParsedLine} rec a line with a content type
+   * @returns {number} 1 + (STATIC_TYPE if a static asset's) + (MEDIA if audio or video) + (BLOCKING if a style's, script's or font's)
    */
-  isMediaType (rec) {
+  kindOfType (rec) {
     const type = this.types.intern(rec.typeBuf, rec.typeStart, rec.typeEnd)
-    if (type >= this.mediaOfType.length) this.mediaOfType = growTo(this.mediaOfType, type + 1)
-    if (this.mediaOfType[type] === 0) this.mediaOfType[type] = /^\s*(audio|video)\//i.test(this.types.string(type)) ? 1 : 2
-    return this.mediaOfType[type] === 1
-  }
-
-  /**
-   * A request whose log line names its content type, under the default rule:
-   * the type decides (the server's own word beats the URL's extension).
-   * @param {ParsedLine} rec
-   * @returns {boolean}
-   */
-  isAssetType (rec) {
-    const type = this.types.intern(rec.typeBuf, rec.typeStart, rec.typeEnd)
-    if (type >= this.assetOfType.length) this.assetOfType = growTo(this.assetOfType, type + 1)
-    if (this.assetOfType[type] === 0) this.assetOfType[type] = isStaticContentType(this.types.string(type)) ? 1 : 2
-    return this.assetOfType[type] === 1
+    if (type >= this.kindOfTypes.length) this.kindOfTypes = growTo(this.kindOfTypes, type + 1)
+    let k = this.kindOfTypes[type]
+    if (k === 0) {
+      const text = this.types.string(type)
+      k = this.kindOfTypes[type] = 1 + (isStaticContentType(text) ? STATIC_TYPE : 0) + (isMediaContentType(text) ? MEDIA : 0) + (isBlockingContentType(text) ? BLOCKING : 0)
+    }
+    return k
   }
 
   /**

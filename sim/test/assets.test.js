@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { FLAG_ASSET, FLAG_BLOCKING, FLAG_MEDIA, FLAG_PAGE } from '../src/batch.js'
 import { resolveConfig } from '../src/config.js'
-import { isStaticContentType, isStaticUrl, urlExtension } from '../src/static-assets.js'
+import { isBlockingContentType, isBlockingUrl, isMediaContentType, isStaticContentType, isStaticUrl, urlExtension } from '../src/static-assets.js'
 import { TraceReader } from '../src/trace-reader.js'
 import { runCli } from './run-cli.js'
 
@@ -52,6 +52,18 @@ test('content types', () => {
     assert.ok(isStaticContentType(t), t)
   }
   for (const t of ['text/html', 'application/json', 'text/plain', 'application/pdf', '']) assert.ok(!isStaticContentType(t), t)
+  // styles, scripts and fonts block rendering (the hedge rule's 'blocking'); audio and video are media
+  for (const t of ['text/css; charset=utf-8', 'Text/JavaScript', 'application/javascript', 'application/x-javascript', 'font/woff2', 'application/font-woff', 'application/vnd.ms-fontobject']) {
+    assert.ok(isBlockingContentType(t), t)
+    assert.ok(!isMediaContentType(t), t)
+  }
+  for (const t of ['image/png', 'image/svg+xml', 'video/mp4', 'audio/mpeg', 'text/html', 'text/plain', '']) assert.ok(!isBlockingContentType(t), t)
+  for (const t of ['video/mp4', ' AUDIO/mpeg']) assert.ok(isMediaContentType(t), t)
+})
+
+test('styles, scripts and fonts by extension', () => {
+  for (const url of ['/s/site.CSS?v=2', '/app.js#top', '/m/mod.mjs', '/f/a.woff', '/f/a.woff2', '/f/a.ttf', '/f/a.otf', '/f/a.eot']) assert.ok(isBlockingUrl(url), url)
+  for (const url of ['/a/B.GIF', '/x.svg', '/clip.mp4', '/index.html', '/', '/page?f=x.css', '/data.json']) assert.ok(!isBlockingUrl(url), url)
 })
 
 const LOG = [
@@ -91,6 +103,33 @@ test('a CSV content_type decides where the log gives one; `-` or empty falls bac
   assert.deepEqual((await flagsOf(path)).flags, [FLAG_ASSET, 0, FLAG_ASSET, FLAG_PAGE, FLAG_ASSET | FLAG_BLOCKING])
   // a rule other than the default is about URLs: the content type is not consulted
   assert.deepEqual((await flagsOf(path, { assets: '\\.gif$' })).flags, [0, FLAG_ASSET, FLAG_ASSET, FLAG_PAGE, 0])
+})
+
+test('styles, scripts and fonts are marked render-blocking by URL or by the content type the line gives', async () => {
+  const path = join(dir, 'blocking.csv')
+  await writeFile(path, [
+    'ts_unix,client,url,status,bytes,content_type',
+    '1,a,/site.css,200,500,',
+    '2,a,/app.js?v=3,200,500,',
+    '3,a,/f/icons.woff2,200,500,',
+    '4,a,/bundle?id=7,200,500,text/css',
+    '5,a,/bundle?id=8,200,500,application/javascript; charset=utf-8',
+    '6,a,/font?family=x,200,500,font/woff2',
+    '7,a,/logo.png,200,500,',
+    '8,a,/img?id=2,200,500,image/png',
+    '9,a,/site.css,304,0,'
+  ].join('\n'))
+  const B = FLAG_ASSET | FLAG_BLOCKING
+  assert.deepEqual((await flagsOf(path)).flags, [B, B, B, B, B, B, FLAG_ASSET, FLAG_ASSET, 0])
+  // an NCSA log has no content types: the extension alone
+  const clf = join(dir, 'blocking.log')
+  await writeFile(clf, [
+    '10.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /s/Main.CSS HTTP/1.0" 200 1000',
+    '10.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /lib/a.mjs HTTP/1.0" 200 1000',
+    '10.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /fonts/b.ttf HTTP/1.0" 200 1000',
+    '10.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /img/c.gif HTTP/1.0" 200 1000'
+  ].join('\n'))
+  assert.deepEqual((await flagsOf(clf)).flags, [B, B, B, FLAG_ASSET])
 })
 
 test('audio and video assets are marked by URL or by the content type the line gives', async () => {

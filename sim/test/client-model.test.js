@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { FLAG_ASSET, FLAG_BLOCKING, FLAG_MEDIA, FLAG_PAGE, RequestBatch } from '../src/batch.js'
+import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
 import { PASS_OVER_S, replayPriority, requestDeadline } from '../src/client-timing.js'
 import { IDEALISED, resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine.js'
@@ -97,6 +98,44 @@ test('the hedge rule replayed: a viewport image races the origin, one below the 
   assert.equal(run('latency').peerBytes, 0)
   assert.equal(run('savings').peerBytes, 3000)
   assert.equal(run('savings').hedge.racesLost, 0)
+})
+
+test('the hedge rule replayed: a script races as under latency, a later asset waits hedgeMaxMs; a page view counts its store\'s answers too', () => {
+  // A holds y (an image) and s (a script), 700 kB each; B's second page view answers six assets
+  // from its store, then asks for one of them over a new channel: the peer's first byte at
+  // 0.55 + 1 = 1.55 s (a slow lookup), after every deadline but savings', its last 7 s later
+  // (100,000 B/s). So the origin, asked at the deadline D, wins, done at D + 0.16 + 1.12 s, and
+  // the peer sent (that − 1.55) × 100,000 bytes for nothing: the waste tells D.
+  const store = [10, 11, 12, 13, 14, 15]
+  const trace = (/** @type {number} */ asset, /** @type {number} */ flags) => /** @type {[number, number, number, number, number][]} */ ([
+    [0, 0, PAGE, 0, P], [0, 0, 1, 700_000, A], [0, 0, 2, 700_000, A | FLAG_BLOCKING],
+    [5, 1, PAGE, 0, P], ...store.map((o) => /** @type {[number, number, number, number, number]} */ ([5, 1, o, 1000, A])),
+    [50, 0, PAGE, 0, P], // A stays online
+    [100, 1, PAGE, 0, P], ...store.map((o) => /** @type {[number, number, number, number, number]} */ ([100, 1, o, 1000, A])), [100, 1, asset, 700_000, flags]
+  ])
+  const options = { setupTime: 1, lookupTime: 0.55, peerRate: 100_000 }
+  /** @param {number} deadline seconds @returns {number} the bytes the losing peer sent */
+  const wasted = (deadline) => (deadline + 0.16 + 1.12 - 1.55) * 100_000
+  const race = (/** @type {object} */ more, /** @type {number} */ asset, /** @type {number} */ flags) => {
+    const r = engineRun(trace(asset, flags), { ...options, ...more }).result
+    assert.equal(r.cacheRequests, 6)
+    return r.hedge
+  }
+  const R = 2 * 0.16
+  // the script: R under balanced as under latency
+  const script = race({ hedge: 'balanced' }, 2, A | FLAG_BLOCKING)
+  assert.equal(script.racesLost, 1)
+  assert.ok(Math.abs(script.wastedUploadBytes - wasted(R)) < 1e-6, `script: wasted ${script.wastedUploadBytes}`)
+  assert.equal(race({ hedge: 'latency' }, 2, A | FLAG_BLOCKING).wastedUploadBytes, script.wastedUploadBytes)
+  // the image, the page view's 7th asset (its 6 store answers count): below the fold, hedgeMaxMs
+  const later = race({ hedge: 'balanced' }, 1, A)
+  assert.ok(Math.abs(later.wastedUploadBytes - wasted(CLIENT_DEFAULTS.hedgeMaxMs / 1000)) < 1e-6, `later: wasted ${later.wastedUploadBytes}`)
+  // … in the viewport when 7 are: R + its download time from the origin; under latency, R
+  const viewport = race({ hedge: 'balanced', viewportAssets: 7 }, 1, A)
+  assert.ok(Math.abs(viewport.wastedUploadBytes - wasted(R + 1.12)) < 1e-6, `viewport: wasted ${viewport.wastedUploadBytes}`)
+  assert.ok(Math.abs(race({ hedge: 'latency' }, 1, A).wastedUploadBytes - wasted(R)) < 1e-6)
+  // savings: no deadline, the peer serves
+  assert.deepEqual(race({ hedge: 'savings' }, 1, A), { racesLost: 0, wastedUploadBytes: 0 })
 })
 
 test('a visitor\'s first page view ever comes from the origin, is stored and announced; later ones use peers', () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
-import { FLAG_ASSET, FLAG_PAGE } from '../src/batch.js'
+import { FLAG_ASSET, FLAG_BLOCKING, FLAG_PAGE } from '../src/batch.js'
 import { ETSY_DEFAULTS } from '../src/etsy-params.js'
 import { EtsyGenerator } from '../src/synthetic-etsy.js'
 
@@ -66,6 +66,17 @@ test('requests come in time order over the whole week, about as many assets as a
   for (let i = 1; i < week.n; i++) if (week.ts[i] < week.ts[i - 1]) assert.fail(`out of order at ${i}`)
   assert.ok(week.ts[0] >= p.start && week.ts[week.n - 1] < p.start + 7 * 86400)
   assert.ok(week.ts[week.n - 1] > p.start + 6.9 * 86400)
+})
+
+test('the site-wide assets (style and script bundles) block rendering; photos do not', () => {
+  let site = 0
+  for (let i = 0; i < week.n; i++) {
+    if (!isAsset(week, i)) continue
+    const isSite = week.object[i] < ETSY_DEFAULTS.siteAssets
+    if (isSite) site++
+    assert.equal((week.flags[i] & FLAG_BLOCKING) !== 0, isSite, `request ${i} for object ${week.object[i]}: flags ${week.flags[i]}`)
+  }
+  assert.ok(site > 1000, `${site} site-asset requests`)
 })
 
 test('catalog popularity is Zipf with the configured alpha', () => {
