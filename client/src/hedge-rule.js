@@ -15,7 +15,7 @@
  *             An image in the viewport: R + the time the origin would take to
  *             send its bytes (size ÷ the origin's observed rate), so a large
  *             one gives peers the time its own download would cost. Below the
- *             fold or lazy: hedgeMaxMs, time for a channel to open, since
+ *             fold: hedgeMaxMs, time for a channel to open, since
  *             nobody waits on it yet.
  *   savings   the origin only when peers give up (no holder, no channel within
  *             the pass-over, a stall, bad bytes): no deadline
@@ -29,7 +29,7 @@
 /** The race point is this many times the origin's smoothed time to first byte. */
 export const HEDGE_FACTOR = 2
 
-/** What a site may prefer (`data-hedge`), the default first after `balanced`. */
+/** What a site may prefer (`data-hedge`); the first, `balanced`, is the default. */
 export const HEDGE_PREFERENCES = /** @type {const} */ (['balanced', 'latency', 'savings'])
 
 /** How a page needs a request: it blocks rendering, it shows in the first viewport, or it can come later. */
@@ -64,9 +64,9 @@ export function hedgeDeadline ({ size, priority }, { ttfb, rate }, { hedge, hedg
  * A request's priority from its Fetch `destination` and where the page says
  * its element is: scripts, styles and fonts block rendering; anything else
  * (images, fetches, CSS backgrounds) counts as in the viewport unless the
- * page has said it is below the fold or lazy.
+ * page has said it is below the fold.
  * @param {string} destination `Request.destination` ('' for fetch())
- * @param {boolean} later the page listed it below the fold or `loading="lazy"`
+ * @param {boolean} later the page listed it below the fold
  * @returns {Priority}
  */
 export function priorityOf (destination, later) {

@@ -55,13 +55,11 @@ export class PeerSlots {
 
   /** @param {string} peer one of its slots is free again: the most urgent request waiting for it takes it */
   give (peer) {
+    const w = this.waiting.find((o) => o.peers.includes(peer))
+    if (w) return this.leave(w, peer) // handed on: the count stays
     const n = (this.used.get(peer) ?? 1) - 1
     if (n > 0) this.used.set(peer, n)
     else this.used.delete(peer)
-    const w = this.waiting.find((o) => o.peers.includes(peer))
-    if (!w) return
-    this.used.set(peer, (this.used.get(peer) ?? 0) + 1)
-    this.leave(w, peer)
   }
 
   /** @param {string} peer bytes came from it: the requests waiting for it hear of them */
