@@ -24,6 +24,14 @@
  * only runs while peers send nothing (every peer byte restarts it), and
  * asking the origin does not stop the peers: the first complete copy wins,
  * so a peer transfer nearly done is not thrown away for the origin's.
+ *
+ * Among holders, peers are measured against peers (passOverMs): a holder
+ * whose channel takes PACE_FACTOR times longer to open than this page's
+ * channels have taken, or that leaves a request without a byte PACE_FACTOR
+ * times longer than this page's holders take to answer, is passed over for
+ * the next holder, sooner than the hedge deadline. So a liar that never opens
+ * a channel, or opens one and never answers, costs the page about an honest
+ * holder's answer time, not the deadline.
  */
 
 /** The race point is this many times the origin's smoothed time to first byte. */
@@ -59,6 +67,29 @@ export function hedgeDeadline ({ size, priority }, { ttfb, rate }, { hedge, hedg
   }
   return Math.min(hedgeMaxMs, Math.max(hedgeMinMs, ms))
 }
+
+/** A holder this many times slower than the page's peers (to open a channel, or to answer) is passed over. */
+export const PACE_FACTOR = 4
+/** …but never sooner than this: a holder's first answer may need its store opened. */
+export const PASS_OVER_FLOOR_MS = 150
+
+/**
+ * How long one holder may keep a request waiting (for its channel to open,
+ * or for a byte once asked) before the request goes on to the next holder.
+ * @param {number} capMs the longest: the hedge deadline (for an answer), the connect pass-over (for a channel)
+ * @param {number | null} paceMs how long this page's peers have taken to do the same, smoothed; null before any did
+ * @returns {number} ms
+ */
+export function passOverMs (capMs, paceMs) {
+  return paceMs === null ? capMs : Math.min(capMs, Math.max(PASS_OVER_FLOOR_MS, PACE_FACTOR * paceMs))
+}
+
+/**
+ * Smoothed observations (the origin's speed, peers' pace): a quarter of each new one.
+ * @param {number | null} was null before the first
+ * @param {number} now
+ */
+export const smooth = (was, now) => was === null ? now : 0.75 * was + 0.25 * now
 
 /**
  * A request's priority from its Fetch `destination` and where the page says

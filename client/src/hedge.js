@@ -8,7 +8,7 @@
  * wins; the loser's signal aborts (an origin fetch is cancelled, a peer
  * request sends `cancel`).
  */
-import { hedgeDeadline } from './hedge-rule.js'
+import { hedgeDeadline, smooth } from './hedge-rule.js'
 
 /** The origin's speed as observed, smoothed, and the hedge deadline it gives a request. */
 export class OriginClock {
@@ -41,9 +41,6 @@ export class OriginClock {
     return hedgeDeadline(request, this.speed, this.settings)
   }
 }
-
-/** @param {number | null} was @param {number} now */
-const smooth = (was, now) => was === null ? now : 0.75 * was + 0.25 * now
 
 /**
  * Race peers against the origin, the origin starting late (see above).

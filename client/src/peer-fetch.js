@@ -4,7 +4,9 @@
  * over all of them at once. Peer bytes count only once their SHA-256 matches;
  * a mismatch counts as a rejection. A holder that sends nothing for the hedge
  * deadline is passed over for the next one (the origin is asked meanwhile)
- * and asked last from then on. A peer that sends bad bytes, does not
+ * and asked last from then on; so is one much slower than the page's other
+ * holders, to open its channel or to answer (hedge-rule.js passOverMs), well
+ * before the deadline. A peer that sends bad bytes, does not
  * open a channel within a fifth of connectTimeoutMs or stalls is reported to
  * the coordinator, dropped and not asked again this session; one that says
  * `miss` is reported and moved past. With no coordinator to ask (none
@@ -13,6 +15,7 @@
  */
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
 import { PeerSlots } from './peer-slots.js'
+import { passOverMs, smooth } from './hedge-rule.js'
 
 /** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
 
@@ -39,6 +42,13 @@ export class PeerFetch {
     this.batch = null
     /** requests per peer at once, and who goes next */
     this.slots = new PeerSlots()
+    /**
+     * How long this page's new channels took to open and its holders to send
+     * a request's first byte, smoothed (ms, null before any did): a holder
+     * much slower than that is passed over (hedge-rule.js passOverMs).
+     * @type {{ open: number | null, answer: number | null }}
+     */
+    this.pace = { open: null, answer: null }
   }
 
   /**
@@ -63,20 +73,33 @@ export class PeerFetch {
       const peer = await this.slots.take(left, priority(), { signal, onBytes })
       if (peer === null) return null
       tried.add(peer)
+      const others = left.length > 1
       let asset
       try {
         if (signal.aborted) return null
+        const fresh = !pool.reaching(peer)
+        const since = performance.now()
         const attempt = pool.transfer(peer)
         // Reported whenever it fails, even after this request has moved on.
         attempt.catch((err) => this.report(peer, hash, FAULTS[err.code]))
+        if (fresh) attempt.then(() => { this.pace.open = smooth(this.pace.open, performance.now() - since) }, () => {})
         // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
-        // dropped, and the next holder tried (the page does not wait out the timeout).
-        const transfer = await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, config.connectTimeoutMs / 5))])
-        if (!transfer) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
+        // dropped, and the next holder tried (the page does not wait out the timeout). One much
+        // slower than the page's other channels is left sooner, not reported: it may still open.
+        const cap = config.connectTimeoutMs / 5
+        const wait = overdue(since, () => others ? passOverMs(cap, this.pace.open) : cap)
+        const transfer = await Promise.race([attempt, wait.promise.then(() => null)]).finally(wait.stop)
+        if (!transfer) {
+          if (performance.now() - since >= cap) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
+          this.quiet.add(peer)
+          this.slots.avoid(peer)
+          continue
+        }
         // The origin may have won while the channel opened: then the holder is asked nothing.
         if (signal.aborted) return null
         // The last holder is waited for however quiet (the origin is asked meanwhile).
-        asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs: left.length > 1 ? deadline() : Infinity })
+        const quietMs = () => others ? passOverMs(deadline(), this.pace.answer) : Infinity
+        asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
       } catch (err) {
         if (signal.aborted) return null
         if (err === QUIET) continue
@@ -97,7 +120,8 @@ export class PeerFetch {
 
   /**
    * One request on an open channel, cancelled (and the peer noted as quiet)
-   * when no byte has arrived on the channel for `quietMs` since it was sent.
+   * when no byte has arrived on the channel for `quietMs()` since it was sent
+   * (read again at each check: the page's pace changes as its holders answer).
    * Bytes for requests queued ahead of this one count: the peer is busy, not
    * quiet; and once bytes flow, a transfer is not passed over (what it has
    * sent would be thrown away), only the stall timeout ends it. Quiet is not
@@ -108,31 +132,37 @@ export class PeerFetch {
    * @param {string} peer
    * @param {string} hash
    * @param {number} maxBytes
-   * @param {{ signal: AbortSignal, onBytes: () => void, quietMs: number }} how
+   * @param {{ signal: AbortSignal, onBytes: () => void, quietMs: () => number }} how
    */
   async request (transfer, peer, hash, maxBytes, { signal, onBytes, quietMs }) {
     const attempt = new AbortController()
     const stop = () => attempt.abort(signal.reason)
     signal.addEventListener('abort', stop, { once: true })
-    const timer = quietMs < Infinity
-      ? setTimeout(() => {
-        this.quiet.add(peer)
-        // Requests waiting for it that have another holder no longer wait for it.
-        this.slots.avoid(peer)
-        attempt.abort(QUIET)
-      }, quietMs)
-      : undefined
+    const sent = performance.now()
+    const wait = overdue(sent, quietMs)
+    wait.promise.then((late) => {
+      if (!late) return
+      this.quiet.add(peer)
+      // Requests waiting for it that have another holder no longer wait for it.
+      this.slots.avoid(peer)
+      attempt.abort(QUIET)
+    })
+    let answered = false
     try {
       return await transfer.request(hash, maxBytes, {
         signal: attempt.signal,
         onBytes: () => {
-          clearTimeout(timer)
+          if (!answered) {
+            answered = true
+            wait.stop()
+            this.pace.answer = smooth(this.pace.answer, performance.now() - sent)
+          }
           this.slots.busy(peer)
           onBytes()
         }
       })
     } finally {
-      clearTimeout(timer)
+      wait.stop()
       signal.removeEventListener('abort', stop)
     }
   }
@@ -194,6 +224,38 @@ export class PeerFetch {
       return (Array.isArray(peers) ? peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
     } catch {
       return []
+    }
+  }
+}
+
+/** How often a wait whose limit may change (overdue) looks at it again, ms at most. */
+const RECHECK_MS = 50
+
+/**
+ * A wait for `limit()` ms from `since`, the limit read again at each check
+ * (what the page knows of its peers' pace changes meanwhile).
+ * @param {number} since performance.now() when the wait began
+ * @param {() => number} limit ms (Infinity: until stopped)
+ * @returns {{ promise: Promise<boolean>, stop: () => void }} `promise`: true once the limit has passed;
+ *   false once stopped first
+ */
+function overdue (since, limit) {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer
+  /** @type {(late: boolean) => void} */
+  let end = () => {}
+  const promise = new Promise((resolve) => { end = resolve })
+  const check = () => {
+    const left = limit() - (performance.now() - since)
+    if (left <= 0) end(true)
+    else timer = setTimeout(check, Math.min(left, RECHECK_MS))
+  }
+  check()
+  return {
+    promise: /** @type {Promise<boolean>} */ (promise),
+    stop: () => {
+      clearTimeout(timer)
+      end(false)
     }
   }
 }

@@ -68,6 +68,14 @@ export class PeerPool {
   }
 
   /**
+   * Whether a channel to `peer` is open or being set up (a `transfer` would not start a new one).
+   * @param {string} peer
+   */
+  reaching (peer) {
+    return this.open.get(peer)?.open === true || this.connecting.has(peer)
+  }
+
+  /**
    * An open transfer to `peer`, connecting if need be.
    * @param {string} peer
    * @returns {Promise<Transfer>}

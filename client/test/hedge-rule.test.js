@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HEDGE_FACTOR, hedgeDeadline, priorityOf } from '../src/hedge-rule.js'
+import { HEDGE_FACTOR, PACE_FACTOR, PASS_OVER_FLOOR_MS, hedgeDeadline, passOverMs, priorityOf } from '../src/hedge-rule.js'
 import { DEFAULTS, readConfig } from '../src/config.js'
 
 const bounds = { hedgeMinMs: 100, hedgeMaxMs: 1500 }
@@ -58,4 +58,13 @@ test('data-hedge: balanced by default; a known preference is taken, anything els
   const warned = []
   assert.equal(readConfig({ hedge: 'fastest' }, (m) => warned.push(m)).hedge, 'balanced')
   assert.match(warned[0], /data-hedge=fastest/)
+})
+
+test('passing a holder over: at the cap until the page has seen its peers\' pace; then at PACE_FACTOR × that pace, within the floor and the cap', () => {
+  assert.equal(passOverMs(1000, null), 1000)
+  assert.equal(passOverMs(Infinity, null), Infinity, 'savings first, no pace yet: only a stall ends the wait')
+  assert.equal(passOverMs(1000, 100), PACE_FACTOR * 100)
+  assert.equal(passOverMs(Infinity, 100), PACE_FACTOR * 100, 'savings first still leaves a holder far slower than the others')
+  assert.equal(passOverMs(1000, 5), PASS_OVER_FLOOR_MS, 'a nearby holder: the floor')
+  assert.equal(passOverMs(1000, 400), 1000, 'slow peers: the cap')
 })

@@ -110,6 +110,7 @@ function setup (o = {}) {
   const inFlight = { now: 0, max: 0 }
   const pool = {
     connected: () => [],
+    reaching: () => false,
     drop: (/** @type {string} */ peer) => { dropped.push(peer) },
     transfer: async (/** @type {string} */ peer) => {
       // `never`: a channel that neither opens nor fails
@@ -144,6 +145,7 @@ function setup (o = {}) {
         await new Promise((resolve) => setImmediate(resolve))
         if (dropped.includes(peer)) throw Object.assign(new Error('dropped'), { code: 'MGH_ERR_CHANNEL_CLOSED' })
         if (r instanceof Error) throw r
+        how.onBytes() // its bytes arrive, as over a channel
         return { bytes: new Uint8Array(r), type: 'image/png' }
       }
       return {
@@ -399,6 +401,33 @@ test('hedging: a holder quiet for the deadline is passed over for the next, whic
     assert.equal(got?.peer, 'fine')
   }
   assert.deepEqual(s.asked, ['fine', 'fine'], 'the quiet holder is asked after the others')
+})
+
+test('a holder far slower than the page\'s others (a channel that never opens, or one that never answers) is passed over well before the connect pass-over and the hedge deadline, and not reported', { timeout: 20000 }, async () => {
+  for (const liar of /** @type {const} */ (['never', 'silent'])) {
+    // The hedge deadline 5 s, the connect pass-over 4 s (a fifth of connectTimeoutMs).
+    const s = setup({ peers: { liar, fine: good }, connectTimeoutMs: 20000 })
+    const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
+    const how = () => ({ signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => /** @type {const} */ ('viewport') })
+    // Two requests at once: the first starts its turn at the liar, the second at the honest holder, whose pace the page learns.
+    const t0 = performance.now()
+    const got = await Promise.all([s.peers.get('/good.png', name, how()), s.peers.get('/good.png', name, how())])
+    const ms = performance.now() - t0
+    assert.deepEqual(got.map((g) => g?.peer), ['fine', 'fine'], liar)
+    assert.ok(ms < 2000, `${liar}: passed over after ${Math.round(ms)} ms`)
+    assert.ok(s.peers.quiet.has('liar'), `${liar}: asked last from then on`)
+    assert.deepEqual(s.sent, [], `${liar}: slow is not a fault: nothing reported`)
+    if (liar === 'silent') assert.deepEqual(s.cancelled, ['liar'], 'its request was called off')
+  }
+})
+
+test('the last holder left is not passed over for being slower than the page\'s others', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { late: { opensAfter: 400 } }, connectTimeoutMs: 20000 })
+  s.peers.pace.open = 10
+  s.peers.pace.answer = 10
+  const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
+  const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => 'viewport' })
+  assert.equal(got?.peer, 'late')
 })
 
 test('hedging: while peer bytes keep flowing the origin is not asked, though the transfer outlasts the deadline', { timeout: 10000 }, async () => {

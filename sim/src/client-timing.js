@@ -2,11 +2,10 @@
  * The real client's clocks that the model's hedge race reads, taken from the
  * client's own code (client/src/hedge-rule.js, client/src/config.js), not
  * copied: the hedge deadline the client's rule gives a request, and how long
- * it waits for a new peer connection before passing the holder over
- * (client/src/peer-fetch.js: a fifth of `connectTimeoutMs`). The engine and
+ * it waits for a new peer connection before passing the holder over. The engine and
  * the reference model both read them here.
  */
-import { hedgeDeadline } from '../../client/src/hedge-rule.js'
+import { hedgeDeadline, passOverMs } from '../../client/src/hedge-rule.js'
 import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
 import { FLAG_BLOCKING } from './batch.js'
 
@@ -38,5 +37,14 @@ export function replayPriority (flags, index, viewportAssets) {
   return (flags & FLAG_BLOCKING) !== 0 ? 'blocking' : index < viewportAssets ? 'viewport' : 'later'
 }
 
-/** Seconds the client waits for a new peer connection's channel before it passes the holder over (and reports `no_channel`). */
-export const PASS_OVER_S = CLIENT_DEFAULTS.connectTimeoutMs / 5 / 1000
+/**
+ * Seconds the client waits for a new peer connection's channel before it
+ * passes the holder over: a fifth of `connectTimeoutMs`, or sooner where
+ * that is PACE_FACTOR times longer than the page's channels take to open
+ * (client/src/peer-fetch.js with hedge-rule.js `passOverMs`; the model's
+ * channels open in `setupTime`, and it takes the page to have seen one do so).
+ * @param {number} setupTime seconds
+ */
+export function passOverS (setupTime) {
+  return passOverMs(CLIENT_DEFAULTS.connectTimeoutMs / 5, setupTime * 1000) / 1000
+}

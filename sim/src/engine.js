@@ -32,7 +32,7 @@ import { blames } from '../../coordinator/src/policy/report-rule.js'
 import { fromOrigin, serveAsset } from './asset-request.js'
 import { FLAG_ASSET, FLAG_CONT, growTo } from './batch.js'
 import { ChannelTable } from './channels.js'
-import { PASS_OVER_S } from './client-timing.js'
+import { passOverS } from './client-timing.js'
 import { ClientStores } from './client-stores.js'
 import { HolderIndex } from './holder-index.js'
 import { engineResult } from './engine-result.js'
@@ -75,7 +75,7 @@ export class Engine {
     this.originRate = config.originRate
     this.peerRate = config.peerRate
     /** seconds the client waits for a new connection before passing the holder over */
-    this.passOver = PASS_OVER_S
+    this.passOver = passOverS(config.setupTime)
     this.uploadSession = config.uploadSession
     this.uploadDay = config.uploadDay
     /** whether a `no_channel` report counts toward quarantine under the rule replayed */

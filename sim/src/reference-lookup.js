@@ -6,7 +6,7 @@
  * the model's state.
  */
 import { HolderRanking, rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
-import { PASS_OVER_S, requestDeadline } from './client-timing.js'
+import { passOverS, requestDeadline } from './client-timing.js'
 import { reportNoChannel } from './reference-serving.js'
 import { removeAt } from './reference-state.js'
 
@@ -84,7 +84,7 @@ function tryHolders (m, asker, ranked, size, turn, priority) {
         m.n.failures++
         reportNoChannel(m, asker, holder)
         if (m.config.channels === 'page') asker.channels.set(holder.page, Infinity)
-        if (hedged) tau += PASS_OVER_S
+        if (hedged) tau += passOverS(setupTime)
         continue
       }
       asker.channels.set(holder.page, hedged ? t + tau + setupTime : t)
@@ -110,7 +110,7 @@ function isOpen (m, asker, holder) {
 /** @param {ReferenceModel} m @param {Session} asker @param {Session} holder @returns {boolean} whether a new connection between them fails */
 function fails (m, asker, holder) {
   if (m.traitsOf(asker.client).untraversable || m.traitsOf(holder.client).untraversable) return true
-  if (m.config.hedge !== 'off' && m.config.setupTime > PASS_OVER_S) return true
+  if (m.config.hedge !== 'off' && m.config.setupTime > passOverS(m.config.setupTime)) return true
   return m.config.failRate > 0 && m.rng.random() < m.config.failRate
 }
 
