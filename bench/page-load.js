@@ -35,6 +35,10 @@
  * `/about` first and then the shop; an elements-mode visitor opens the shop
  * fresh. Scenarios, each on the mode's visitors:
  *   first    no holder online: every image from the origin
+ *   newcomer --holders holders online, and the visitor opens the shop as its
+ *            very first page of the site (transparent mode only: no worker
+ *            controls that page yet, so it shows what peers serve of a first
+ *            page's bytes, and that a newcomer pays nothing for them)
  *   holders  --holders visitors that loaded the shop are online
  *   down     the coordinator is unreachable (connections refused)
  *   silent   --holders holders online, one of them silent (its channels open, it never answers;
@@ -48,7 +52,7 @@
  * `--profiles 0/10000` is an origin on loopback (the hardest case for peers).
  *
  *   node bench/page-load.js [--profiles 80/5,200/2] [--visits 20] [--holders 3]
- *     [--modes transparent,elements] [--scenarios first,holders,down,silent] [--max-seconds 3000]
+ *     [--modes transparent,elements] [--scenarios first,newcomer,holders,down,silent] [--max-seconds 3000]
  *
  * Run it inside the loopback-only namespace, like the end-to-end tests:
  *   unshare -n sh -c 'ip link set lo up && ip route add default dev lo src 127.0.0.1 && exec "$@"' sh node bench/page-load.js
@@ -68,9 +72,9 @@ import { printTable, summarize } from './page-load-report.js'
 const HELP = `node bench/page-load.js [options]
   --profiles LIST   origin profiles, RTT_MS/MBIT_S, comma separated (default 80/5,200/2)
   --visits N        measured maygh visits per scenario, as many origin-only ones (default 20)
-  --holders N       holders online in the holders and silent scenarios (default 3)
+  --holders N       holders online in the newcomer, holders and silent scenarios (default 3)
   --modes LIST      transparent, elements (default both)
-  --scenarios LIST  first, holders, down, silent (default all)
+  --scenarios LIST  first, newcomer, holders, down, silent (default all)
   --max-seconds N   give up after this long (default 3000)
   --engine NAME     chromium (default) or firefox: the holders' and the visitors' browser
 
@@ -83,7 +87,7 @@ the store saved it, the share the clients say came from peers, the share of
 the holders' uploads the visitors threw away, and the targets met.`
 
 const MODES = /** @type {const} */ (['transparent', 'elements'])
-const SCENARIOS = /** @type {const} */ (['first', 'holders', 'down', 'silent'])
+const SCENARIOS = /** @type {const} */ (['first', 'newcomer', 'holders', 'down', 'silent'])
 /** @typedef {typeof MODES[number]} Mode */
 /** @typedef {typeof SCENARIOS[number]} Scenario */
 /** What the proxy serves a page as: untouched, without the client, or with a coordinator that refuses. */
@@ -248,7 +252,9 @@ async function runProfile (profile) {
       /** @type {import('playwright-core').BrowserContext[]} */
       let holders = []
       for (const scenario of scenarios) {
-        const wantHolders = scenario === 'holders' || scenario === 'silent' ? holderCount : 0
+        // An elements-mode visitor's first view is its holders scenario.
+        if (scenario === 'newcomer' && mode !== 'transparent') continue
+        const wantHolders = scenario === 'holders' || scenario === 'silent' || scenario === 'newcomer' ? holderCount : 0
         if (holders.length !== wantHolders) {
           for (const h of holders) await h.close()
           holders = []
@@ -264,7 +270,7 @@ async function runProfile (profile) {
           for (const kind of /** @type {const} */ (['none', 'maygh'])) {
             const variant = kind === 'none' ? 'none' : scenario === 'down' ? 'down' : 'maygh'
             const servedBefore = await servedBy(answering)
-            const run = await visit(visitorBrowser, origin, { mode, shop, variant })
+            const run = await visit(visitorBrowser, origin, { mode, shop, variant, fresh: scenario === 'newcomer' })
             // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
             await until(async () => coordinator.sessions.size === holders.length)
             runs[kind].push({ ...run, servedBytes: await servedBy(answering) - servedBefore })
@@ -350,9 +356,9 @@ async function openHolder (browser, url) {
  * until the next navigation), so all of it is this visit's.
  * @param {import('playwright-core').Browser} browser
  * @param {Awaited<ReturnType<typeof startSlowOrigin>>} origin
- * @param {{ mode: Mode, shop: string, variant: Variant }} how
+ * @param {{ mode: Mode, shop: string, variant: Variant, fresh: boolean }} how `fresh`: the shop is the visitor's first page of the site (else, in transparent mode, /about is first)
  */
-async function visit (browser, origin, { mode, shop, variant }) {
+async function visit (browser, origin, { mode, shop, variant, fresh }) {
   const base = origin.url
   const context = await browser.newContext(contextOptions)
   let imagesBefore = 0
@@ -362,7 +368,7 @@ async function visit (browser, origin, { mode, shop, variant }) {
     await context.addInitScript(instrumentPage)
     const page = await context.newPage()
     const query = `?bench=${variant}`
-    if (mode === 'transparent') {
+    if (mode === 'transparent' && !fresh) {
       await page.goto(base + '/about' + query)
       if (variant !== 'none') await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
     }

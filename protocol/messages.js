@@ -6,17 +6,19 @@
 
 /**
  * Protocol version this code speaks: every message may carry `v`. Version 2
- * adds `lookup {hashes}` (many assets in one message); everything of version 1
- * stays as it was.
+ * adds `lookup {hashes}` (many assets in one message); version 3 adds
+ * `lookup {offers}` (WebRTC offers the coordinator hands to holders it names,
+ * so that reaching a holder costs no round trip of its own); everything of
+ * the earlier versions stays as it was.
  */
-export const PROTOCOL_VERSION = 2
+export const PROTOCOL_VERSION = 3
 
 /**
  * Versions a coordinator answers; any other `v` gets MGH_ERR_BAD_VERSION. An
  * old client (1) keeps working with a new coordinator; a new client needs a
  * coordinator that speaks its version (deploy coordinators first).
  */
-export const PROTOCOL_VERSIONS = /* @__PURE__ */ Object.freeze([1, 2])
+export const PROTOCOL_VERSIONS = /* @__PURE__ */ Object.freeze([1, 2, 3])
 
 /** Manifest format version (`{version, assets}`); a client ignores a manifest of any other. */
 export const MANIFEST_VERSION = 1
@@ -77,6 +79,8 @@ const limits = {
   maxConnected: 64,
   /** assets one `lookup` may ask for (`hashes`, protocol 2); each costs the sender one message of its rate limit */
   maxLookupHashes: 64,
+  /** offers one `lookup` may carry (`offers`, protocol 3): each goes to one holder the reply names */
+  maxLookupOffers: 4,
   /** asset paths one `usage` report may name, with the peer bytes each saved */
   maxUsageAssets: 64,
   /** longest asset path a `usage` report may name */

@@ -40,6 +40,12 @@ export class PeerFetch {
     this.turn = 0
     /** @type {{ hashes: Set<string>, reply: Promise<any> } | null} the lookup being gathered this turn */
     this.batch = null
+    /**
+     * Offers for the page's first lookup to carry (protocol 3), made while it
+     * waits for its welcome; undefined until then, null once sent.
+     * @type {Promise<import('./peer-link.js').Signal[]> | null | undefined}
+     */
+    this.offers = undefined
     /** requests per peer at once, and who goes next */
     this.slots = new PeerSlots()
     /**
@@ -61,8 +67,9 @@ export class PeerFetch {
     const { stats, pool, config } = this.o
     const holders = await this.holders(hash)
     const turn = this.turn++ % (holders.length || 1)
-    // Holders that went quiet on this page before are asked last.
-    const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => Number(this.quiet.has(a)) - Number(this.quiet.has(b)))
+    // Holders that went quiet on this page before are asked last; those with a channel open or opening first.
+    const rank = (/** @type {string} */ p) => 2 * Number(this.quiet.has(p)) - Number(pool.reaching(p))
+    const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => rank(a) - rank(b))
     /** @type {Set<string>} */
     const tried = new Set()
     for (;;) {
@@ -203,17 +210,31 @@ export class PeerFetch {
     const { signaling, pool } = this.o
     if (!signaling.joined) {
       if (signaling.stopped || signaling.unreachable()) return []
+      // The page's first offers are made meanwhile, for its first lookup to carry.
+      if (this.offers === undefined) this.offers = pool.prepare(OFFERS)
       await this.o.ready
     }
     let batch = this.batch
     if (!batch) {
       /** @type {Set<string>} */
       const hashes = new Set()
+      const offers = this.offers === undefined ? pool.prepare(OFFERS) : this.offers
+      this.offers = null
       batch = this.batch = {
         hashes,
-        reply: new Promise((resolve) => setTimeout(resolve)).then(() => {
+        reply: new Promise((resolve) => setTimeout(resolve)).then(async () => {
           if (this.batch === batch) this.batch = null
-          return signaling.request({ type: 'lookup', hashes: [...hashes], connected: pool.connected().slice(0, LIMITS.maxConnected) }, this.o.config.lookupTimeoutMs, { retry: true })
+          // Offers not made by now go unused: the lookup does not wait on them.
+          const made = offers && await Promise.race([offers, new Promise((resolve) => setTimeout(resolve, OFFER_WAIT_MS, []))])
+          const lookup = { type: 'lookup', hashes: [...hashes], connected: pool.connected().slice(0, LIMITS.maxConnected), offers: made?.length ? made : undefined }
+          return signaling.request(lookup, this.o.config.lookupTimeoutMs, { retry: true })
+            .then((reply) => {
+              if (offers) pool.bind(reply?.offered ?? {})
+              return reply
+            }, (err) => {
+              if (offers) pool.bind({})
+              throw err
+            })
         })
       }
     }
@@ -227,6 +248,11 @@ export class PeerFetch {
     }
   }
 }
+
+/** Offers the page's first lookup carries (protocol 3): channels to that many holders start with the lookup. */
+const OFFERS = 3
+/** How long the first lookup waits for its offers to be made, at most (ms): they are made while the page joins. */
+const OFFER_WAIT_MS = 50
 
 /** How often a wait whose limit may change (overdue) looks at it again, ms at most. */
 const RECHECK_MS = 50

@@ -15,7 +15,7 @@ import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 export class PeerLink {
   /**
    * @param {object} options
-   * @param {string} options.peer remote peer id
+   * @param {string} options.peer remote peer id ('' until known: an offer a lookup carries, PeerPool.prepare)
    * @param {string} options.cid connection id (chosen by the offerer)
    * @param {boolean} options.initiator whether we make the offer
    * @param {RTCIceServer[]} options.iceServers
@@ -49,9 +49,12 @@ export class PeerLink {
     pc.onconnectionstatechange = () => {
       if (pc.connectionState === 'failed' || pc.connectionState === 'closed') this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, pc.connectionState))
     }
+    /** @type {Promise<Signal> | null} the offer, once made (the offering side) */
+    this.offered = null
     if (options.initiator) {
       this.setup(pc.createDataChannel('maygh', { ordered: true }))
-      this.offer().catch((err) => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, String(err))))
+      this.offered = this.offer()
+      this.offered.catch((err) => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, String(err))))
     } else {
       pc.ondatachannel = (e) => { if (e.channel.label === 'maygh') this.setup(e.channel) }
     }
@@ -66,11 +69,14 @@ export class PeerLink {
    * from `localDescription` (node-webrtc can crash reading that while ICE
    * gathers); candidates trickle anyway.
    * @param {Promise<RTCSessionDescriptionInit>} created
+   * @returns {Promise<Signal>} what was sent
    */
   async describe (created) {
     const { type, sdp } = await created
     await this.pc.setLocalDescription({ type, sdp })
-    this.options.signal({ cid: this.cid, sdp: { type, sdp } })
+    const signal = { cid: this.cid, sdp: { type, sdp } }
+    this.options.signal(signal)
+    return signal
   }
 
   /** @param {RTCDataChannel} channel */

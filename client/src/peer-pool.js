@@ -11,6 +11,9 @@ import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 /** connections kept at most; beyond it the least recently active idle one is closed, or the offer ignored */
 const MAX_LINKS = 48
 
+/** a connection id: the offering side picks it */
+const newCid = () => Math.random().toString(36).slice(2, 12)
+
 /**
  * A signal as another peer sent it: only `cid` is checked here. The sdp and
  * candidate go to the browser's WebRTC API as they are, which rejects a bad
@@ -41,6 +44,8 @@ export class PeerPool {
     this.connecting = new Map()
     /** @type {Map<string, object[]>} signals that arrived before their offer, by key */
     this.early = new Map()
+    /** @type {Map<string, { link: PeerLink, unsent: object[] }>} offers made before their peer was known (prepare), by cid */
+    this.unbound = new Map()
     // signaling checked that `from` is a string and `signal` an object; onSignal checks `cid`
     options.signaling.on('connect', (/** @type {{ from: string, signal: IncomingSignal, introduced?: unknown }} */ msg) => this.onSignal(msg.from, msg.signal, msg.introduced === true))
     // A connection still being set up has lost its signalling path (and the
@@ -85,14 +90,64 @@ export class PeerPool {
     if (open?.open) return Promise.resolve(open)
     let attempt = this.connecting.get(peer)
     if (!attempt) {
-      const cid = Math.random().toString(36).slice(2, 12)
       if (this.links.size >= MAX_LINKS) this.closeIdlest()
-      const link = this.createLink(peer, cid, true)
-      attempt = link.opened.then((channel) => this.attach(link, channel))
-      attempt.finally(() => this.connecting.delete(peer)).catch(() => {})
-      this.connecting.set(peer, attempt)
+      attempt = this.reach(peer, this.createLink(peer, newCid(), true))
     }
     return attempt
+  }
+
+  /**
+   * @param {string} peer
+   * @param {PeerLink} link offering to it
+   * @returns {Promise<Transfer>} the attempt `transfer` hands out until the channel opens
+   */
+  reach (peer, link) {
+    const attempt = link.opened.then((channel) => this.attach(link, channel))
+    attempt.finally(() => this.connecting.delete(peer)).catch(() => {})
+    this.connecting.set(peer, attempt)
+    return attempt
+  }
+
+  /**
+   * Offers made before the peers they are for are known (protocol 3): a
+   * lookup carries them, the coordinator hands each to one holder it names,
+   * and `bind` ties them to those holders. Their ICE candidates wait until then.
+   * @param {number} n
+   * @returns {Promise<import('./peer-link.js').Signal[]>} the offers, once made
+   */
+  prepare (n) {
+    /** @type {Promise<import('./peer-link.js').Signal | null>[]} */
+    const offers = []
+    for (let i = 0; i < n && this.links.size < MAX_LINKS; i++) {
+      const link = this.createLink('', newCid(), true)
+      offers.push(/** @type {Promise<import('./peer-link.js').Signal>} */ (link.offered).catch(() => null))
+    }
+    return Promise.all(offers).then((made) => /** @type {import('./peer-link.js').Signal[]} */ (made.filter(Boolean)))
+  }
+
+  /**
+   * Tie prepared offers to the holders the coordinator handed them to, and
+   * close the others.
+   * @param {Record<string, unknown>} offered the lookup reply's: cid by peer id
+   */
+  bind (offered) {
+    const peerOf = new Map(Object.entries(offered).map(([peer, cid]) => [cid, peer]))
+    for (const [cid, { link }] of this.unbound) {
+      const peer = peerOf.get(cid)
+      if (typeof peer === 'string' && !this.reaching(peer)) this.bindOne(peer, cid)
+      else link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, 'offer not handed out'))
+    }
+  }
+
+  /** @param {string} peer @param {string} cid one of `unbound` */
+  bindOne (peer, cid) {
+    const { link, unsent } = /** @type {{ link: PeerLink, unsent: object[] }} */ (this.unbound.get(cid))
+    this.unbound.delete(cid)
+    link.peer = peer
+    this.links.delete(` ${cid}`)
+    this.links.set(`${peer} ${cid}`, link)
+    for (const signal of unsent) this.options.signaling.send({ type: 'connect', to: peer, signal })
+    this.reach(peer, link)
   }
 
   /**
@@ -103,6 +158,8 @@ export class PeerPool {
   createLink (peer, cid, initiator) {
     const { signaling, config } = this.options
     const key = `${peer} ${cid}`
+    /** @type {object[]} candidates of an offer not yet handed to a peer (prepare) */
+    const unsent = []
     const link = new PeerLink({
       peer,
       cid,
@@ -111,7 +168,10 @@ export class PeerPool {
       RTCPeerConnection: this.options.env?.RTCPeerConnection,
       timeoutMs: config.connectTimeoutMs,
       signal: (signal) => {
-        if (signal.sdp?.type === 'offer') {
+        // Not handed to a peer yet: its offer goes with a lookup, its candidates once it is (bind).
+        if (!link.peer) {
+          if (!signal.sdp) unsent.push(signal)
+        } else if (signal.sdp?.type === 'offer') {
           // The coordinator acknowledges the offer (`relayed`); a refusal (peer
           // gone) or no answer at all fails the attempt now, not at the link's timeout.
           signaling.request({ type: 'connect', to: peer, signal }, config.connectTimeoutMs)
@@ -120,9 +180,13 @@ export class PeerPool {
           signaling.send({ type: 'connect', to: peer, signal })
         }
       },
-      onClose: () => this.links.delete(key)
+      onClose: () => {
+        this.links.delete(`${link.peer} ${cid}`)
+        this.unbound.delete(cid)
+      }
     })
     this.links.set(key, link)
+    if (!peer) this.unbound.set(cid, { link, unsent })
     for (const s of this.early.get(key) ?? []) link.handle(s)
     this.early.delete(key)
     return link
@@ -168,6 +232,8 @@ export class PeerPool {
    */
   onSignal (from, signal, introduced = false) {
     if (typeof signal.cid !== 'string') return
+    // An answer to an offer a lookup carried, ahead of the lookup's reply: it is from the holder it went to.
+    if (signal.sdp?.type === 'answer' && this.unbound.has(signal.cid) && !this.reaching(from)) this.bindOne(from, signal.cid)
     const key = `${from} ${signal.cid}`
     const link = this.links.get(key)
     if (link) {

@@ -111,6 +111,8 @@ function setup (o = {}) {
   const pool = {
     connected: () => [],
     reaching: () => false,
+    prepare: async () => [],
+    bind: () => {},
     drop: (/** @type {string} */ peer) => { dropped.push(peer) },
     transfer: async (/** @type {string} */ peer) => {
       // `never`: a channel that neither opens nor fails

@@ -42,6 +42,11 @@ const VALIDATORS = {
       if (!Array.isArray(m.connected) || m.connected.length > MAX_CONNECTED) throw badField('connected', `an array of at most ${MAX_CONNECTED} peer ids`)
       for (const id of m.connected) if (typeof id !== 'string' || !PEER_ID_PATTERN.test(id)) throw badField('connected', 'peer ids')
     }
+    if (m.offers !== undefined) {
+      const max = LIMITS.maxLookupOffers
+      if (!Array.isArray(m.offers) || m.offers.length > max || !m.offers.every(isOffer)) throw badField('offers', `an array of at most ${max} signals, each with a distinct "cid" (1 to ${MAX_CID_LENGTH} characters) and nested at most ${MAX_SIGNAL_DEPTH} deep`)
+      if (new Set(m.offers.map((o) => o.cid)).size !== m.offers.length) throw badField('offers', 'each with a distinct "cid"')
+    }
   },
   /** @param {Fields} m */
   connect: (m) => {
@@ -121,6 +126,12 @@ export function validateMessage (message, limits) {
 
 /** How deep a relayed signal may nest (an SDP offer or ICE candidate is 2 or 3 deep). */
 export const MAX_SIGNAL_DEPTH = 8
+
+/** longest `cid` an offer carried by a lookup may have (the client's are 10 characters) */
+export const MAX_CID_LENGTH = 32
+
+/** @param {any} o @returns {boolean} a signal with a connection id: what a lookup's `offers` hold */
+const isOffer = (o) => isSignal(o) && typeof o.cid === 'string' && o.cid.length > 0 && o.cid.length <= MAX_CID_LENGTH
 
 /**
  * Whether `value` may be relayed as a signal: a plain object nested at most

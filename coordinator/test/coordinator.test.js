@@ -79,6 +79,39 @@ describe('coordinator over WebSocket (memory store)', () => {
     await Promise.all([a.close(), b.close(), c.close()])
   })
 
+  test('a lookup carrying offers (protocol 3) hands each to one holder it names, best first and not the connected ones; the holder may answer', async () => {
+    const [a, b, c, asker] = await Promise.all([0, 1, 2, 3].map(() => TestClient.open(coordinator.url)))
+    const { id: idA } = await a.join([h('o1')])
+    const { id: idB } = await b.join([h('o1'), h('o2')])
+    const { id: idC } = await c.join([h('o2')])
+    const { id: me } = await asker.join()
+    const offer = (/** @type {string} */ cid) => ({ cid, sdp: { type: 'offer', sdp: `v=0 ${cid}` } })
+    const reply = await asker.request({ v: 3, type: 'lookup', hashes: [h('o1'), h('o2')], connected: [idC], offers: [offer('x1'), offer('x2'), offer('x3')] })
+    const named = [...new Set(Object.values(reply.found).flat())]
+    assert.deepEqual(named.sort(), [idA, idB, idC].sort())
+    // Two holders the asker is not connected to, one offer each; the third offer has nobody to go to.
+    assert.deepEqual(Object.keys(reply.offered).sort(), [idA, idB].sort())
+    assert.deepEqual(Object.values(reply.offered).sort(), ['x1', 'x2'])
+    for (const [holder, id] of /** @type {const} */ ([[a, idA], [b, idB]])) {
+      const got = await holder.next()
+      assert.deepEqual(got, { type: 'connect', from: me, signal: offer(reply.offered[id]), introduced: true })
+      // The holder answers through the coordinator, as to a `connect` offer.
+      assert.equal((await holder.request({ type: 'connect', to: me, signal: { cid: got.signal.cid, sdp: { type: 'answer', sdp: 'v=0' } } })).type, 'relayed')
+      assert.equal((await asker.next()).from, id)
+    }
+    // One asset's lookup (`hash`) may carry offers too.
+    const single = await asker.request({ type: 'lookup', hash: h('o2'), offers: [offer('y1')] })
+    assert.equal(Object.keys(single.offered).length, 1)
+    assert.equal(single.offered[single.peers[0]], 'y1')
+    const errorFor = async (/** @type {unknown} */ offers) => (await asker.request({ type: 'lookup', hashes: [h('o1')], offers })).code
+    assert.equal(await errorFor({}), 'MGH_ERR_BAD_FIELD')
+    assert.equal(await errorFor(Array.from({ length: 5 }, (_, i) => offer(`z${i}`))), 'MGH_ERR_BAD_FIELD', 'more than maxLookupOffers')
+    assert.equal(await errorFor([{ sdp: {} }]), 'MGH_ERR_BAD_FIELD', 'no cid')
+    assert.equal(await errorFor([offer('same'), offer('same')]), 'MGH_ERR_BAD_FIELD', 'cids not distinct')
+    assert.equal(await errorFor([offer('c'.repeat(33))]), 'MGH_ERR_BAD_FIELD', 'cid too long')
+    await Promise.all([a, b, c, asker].map((x) => x.close()))
+  })
+
   test('messages sent before the welcome arrives are handled after the join', async () => {
     const holder = await TestClient.open(coordinator.url)
     const { id: holderId } = await holder.join([h('early')])
@@ -217,7 +250,7 @@ describe('coordinator over WebSocket (memory store)', () => {
     assert.equal(await errorFor(Buffer.from([1, 2, 3])), 'MGH_ERR_BAD_MESSAGE')
     assert.equal(await errorFor('{"type":"dance"}'), 'MGH_ERR_UNKNOWN_TYPE')
     assert.equal(await errorFor('{"type":"__proto__"}'), 'MGH_ERR_UNKNOWN_TYPE')
-    assert.equal(await errorFor('{"type":"join","v":3}'), 'MGH_ERR_BAD_VERSION')
+    assert.equal(await errorFor('{"type":"join","v":4}'), 'MGH_ERR_BAD_VERSION')
     assert.equal(await errorFor(JSON.stringify({ type: 'join', padding: 'x'.repeat(5000) })), 'MGH_ERR_TOO_LARGE')
     assert.equal(await errorFor('{"type":"lookup","hash":"' + h('ok') + '"}'), 'MGH_ERR_NOT_JOINED')
     assert.equal(await errorFor('{"type":"join","have":"nope"}'), 'MGH_ERR_BAD_FIELD')

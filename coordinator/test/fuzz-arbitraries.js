@@ -99,7 +99,12 @@ export function validMessageArb (t) {
     update: fc.record({ add: list, remove: list, serving: fc.boolean() }, { requiredKeys: [] }),
     lookup: fc.oneof(
       fc.record({ hash: assetArb(t), connected: fc.array(peerIdArb(t), { maxLength: 4 }) }, { requiredKeys: ['hash'] }),
-      fc.record({ hashes: fc.array(assetArb(t), { minLength: 1, maxLength: 8 }), connected: fc.array(peerIdArb(t), { maxLength: 4 }) }, { requiredKeys: ['hashes'] })
+      fc.record({
+        hashes: fc.array(assetArb(t), { minLength: 1, maxLength: 8 }),
+        connected: fc.array(peerIdArb(t), { maxLength: 4 }),
+        // protocol 3: offers the coordinator hands to holders it names
+        offers: fc.uniqueArray(fc.record({ cid: fc.string({ minLength: 1, maxLength: 10 }), sdp: fc.record({ type: fc.constant('offer'), sdp: fc.string({ maxLength: 80 }) }) }), { maxLength: LIMITS.maxLookupOffers, selector: (o) => o.cid })
+      }, { requiredKeys: ['hashes'] })
     ),
     connect: fc.record({ to: peerIdArb(t), signal: signalArb }),
     report: fc.record({ peer: peerIdArb(t), hash: assetArb(t), reason: fc.constantFrom(...REPORT_REASONS) }),

@@ -85,7 +85,8 @@ function countSetups () {
   g.mayghSetups = 0
   const send = WebSocket.prototype.send
   WebSocket.prototype.send = function (/** @type {any} */ data) {
-    if (typeof data === 'string' && data.includes('"offer"')) g.mayghSetups++
+    // offers, in a `connect` or carried by a lookup (protocol 3)
+    if (typeof data === 'string') g.mayghSetups += data.split('"type":"offer"').length - 1
     return send.call(this, data)
   }
 }

@@ -102,7 +102,7 @@ function untraversable (Base) {
  * @property {number} failed loads that failed everywhere
  * @property {Record<string, number>} errors the page's failed steps by code (a peer timing out, a miss, bad bytes: `Maygh.stats().errors`), and `rejected`: peer bytes that failed SHA-256
  * @property {string} kind 'node', 'chromium' or 'firefox'
- * @property {number} setups peer connections the page set up (offers it sent)
+ * @property {number} setups peer connections the page set up (offers it made: in a `connect`, or carried by a lookup)
  * @property {AssetResult[]} [assets] each load (Node visitors)
  */
 
@@ -157,7 +157,8 @@ export class NodeVisitor {
 
         /** @param {any} data */
         send (data) {
-          if (typeof data === 'string' && data.includes('"offer"')) visitor.setups++
+          // offers, in a `connect` or carried by a lookup (protocol 3)
+          if (typeof data === 'string') visitor.setups += data.split('"type":"offer"').length - 1
           super.send(data)
         }
       }),

@@ -16,6 +16,7 @@ import { startCoordinator } from '../../coordinator/src/server.js'
 import { buildManifest } from '../../client/manifest.js'
 import { startStaticSite } from '../../test/support/static-site.js'
 import { NodeVisitor, installSite } from '../src/node-visitor.js'
+import { Session } from '../../coordinator/src/session.js'
 
 const IMAGES = ['/a.png', '/b.png', '/c.png', '/d.png']
 
@@ -52,7 +53,23 @@ test('Node visitors share through the client\'s own code: first view adopted, se
 
   const second = visitor('second')
   assert.equal((await second.view('/index.html', [])).first, true)
+  // What the coordinator answers lookups, and the offers it hands on (protocol 3: a page's first lookup carries them).
+  /** @type {any[]} */
+  const replies = []
+  /** @type {any[]} */
+  const offers = []
+  const send = Session.prototype.send
+  Session.prototype.send = function (/** @type {any} */ m) {
+    if (m?.type === 'holders') replies.push(m)
+    if (m?.type === 'connect' && m.signal?.sdp?.type === 'offer') offers.push(m)
+    return send.call(this, m)
+  }
+  t.after(() => { Session.prototype.send = send })
   const shared = await second.view('/index.html', assets)
+  Session.prototype.send = send
+  const offered = replies.flatMap((r) => Object.entries(r.offered ?? {}))
+  assert.equal(offered.length, 1, 'the page\'s first lookup handed one offer to the one holder')
+  assert.deepEqual(offers.map((o) => [o.from === second.page?.api.stats().peerId, o.signal.cid]), [[true, offered[0][1]]], 'and no other offer was made: the channel opened on it')
   assert.equal(shared.first, false)
   assert.deepEqual((shared.assets ?? []).map((a) => a.source), ['peer', 'peer', 'peer', 'peer'])
   for (const path of IMAGES) assert.equal(site.served.get(path)?.requests, 1, `${path} left the origin once`)

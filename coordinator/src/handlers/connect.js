@@ -13,11 +13,26 @@
 import { ERRORS, MayghError, shardOfPeer } from '../../../protocol/index.js'
 
 /** @type {import('./index.js').Handler} */
-export async function connect (message, session, { store, relay, metrics, shard: here }) {
+export async function connect (message, session, context) {
   const from = session.requirePeer().peerId
   const to = /** @type {string} */ (message.to)
   if (to === from) throw new MayghError(ERRORS.MGH_ERR_BAD_FIELD, '"to" must be another peer')
-  const signal = /** @type {object} */ (message.signal)
+  await relaySignal(from, to, /** @type {object} */ (message.signal), session, context)
+  return message.ref === undefined ? undefined : { type: 'relayed', to }
+}
+
+/**
+ * Hand one signal from the session's peer to a peer it was introduced to
+ * (charged to that introduction's budget): `connect`'s, and each offer a
+ * `lookup` carries (protocol 3).
+ * @param {string} from
+ * @param {string} to
+ * @param {object} signal
+ * @param {import('../session.js').Session} session
+ * @param {import('./index.js').HandlerContext} context
+ * @returns {Promise<void>} rejects with MGH_ERR_NOT_INTRODUCED, MGH_ERR_SIGNAL_BUDGET or MGH_ERR_UNKNOWN_PEER
+ */
+export async function relaySignal (from, to, signal, session, { store, relay, metrics, shard: here }) {
   session.introduced().spend(to, JSON.stringify(signal).length, session.now())
   const shard = shardOfPeer(to)
   const started = performance.now()
@@ -33,5 +48,4 @@ export async function connect (message, session, { store, relay, metrics, shard:
     metrics.observeRelay('bus', performance.now() - started)
     if (!listed || !heard) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
   }
-  return message.ref === undefined ? undefined : { type: 'relayed', to }
 }

@@ -5,24 +5,59 @@
  * `policy/peer-selection.js`); this handler ranks them and marks the first
  * one's entry for the asset (steps 2 and 3), exactly as the simulator does.
  * The holders it names are introduced to the asker: the only peers its
- * `connect`s may reach.
+ * `connect`s may reach. Offers it carries (`offers`, protocol 3) go to the
+ * best holders it names that the asker has no channel to, one each, as a
+ * `connect` from the asker would; the reply says which (`offered`).
  */
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 import { HolderRanking, rankKey } from '../policy/peer-selection.js'
+import { relaySignal } from './connect.js'
 
 /** @type {import('./index.js').Handler} */
 export async function lookup (message, session, context) {
   const asker = session.requirePeer().peerId
   const connected = new Set(/** @type {string[]} */ (message.connected ?? []))
+  /** @type {Record<string, any>} */
+  let reply
   if (message.hashes === undefined) {
     const hash = /** @type {string} */ (message.hash)
-    return { type: 'holders', hash, peers: await holdersOf(hash, asker, connected, session, context) }
+    reply = { type: 'holders', hash, peers: await holdersOf(hash, asker, connected, session, context) }
+  } else {
+    const hashes = [...new Set(/** @type {string[]} */ (message.hashes))]
+    // The frame took one message of the rate limit; the batch costs one per asset, as the lookups one by one would.
+    if (!session.takeToken(hashes.length - 1)) throw new MayghError(ERRORS.MGH_ERR_RATE_LIMITED, `a lookup of ${hashes.length} assets is over the rate`)
+    const peers = await Promise.all(hashes.map((hash) => holdersOf(hash, asker, connected, session, context)))
+    reply = { type: 'holders', found: Object.fromEntries(hashes.map((hash, i) => [hash, peers[i]])) }
   }
-  const hashes = [...new Set(/** @type {string[]} */ (message.hashes))]
-  // The frame took one message of the rate limit; the batch costs one per asset, as the lookups one by one would.
-  if (!session.takeToken(hashes.length - 1)) throw new MayghError(ERRORS.MGH_ERR_RATE_LIMITED, `a lookup of ${hashes.length} assets is over the rate`)
-  const peers = await Promise.all(hashes.map((hash) => holdersOf(hash, asker, connected, session, context)))
-  return { type: 'holders', found: Object.fromEntries(hashes.map((hash, i) => [hash, peers[i]])) }
+  const offers = /** @type {{ cid: string }[] | undefined} */ (message.offers)
+  if (offers?.length) reply.offered = await handOffers(asker, offers, reply.peers ? [reply.peers] : Object.values(reply.found), connected, session, context)
+  return reply
+}
+
+/**
+ * Each offer to one holder: the best of each asset's in turn (the first
+ * asset's best, the next asset's best, … then the second of each), skipping
+ * those the asker is connected to or has offered already.
+ * @param {string} asker
+ * @param {{ cid: string }[]} offers
+ * @param {string[][]} lists the holders named, per asset, best first
+ * @param {Set<string>} connected
+ * @param {import('../session.js').Session} session
+ * @param {import('./index.js').HandlerContext} context
+ * @returns {Promise<Record<string, string>>} the cid each holder was handed, by peer id (a holder whose
+ *   signal could not be delivered, having left, is not named)
+ */
+async function handOffers (asker, offers, lists, connected, session, context) {
+  /** @type {string[]} */
+  const to = []
+  for (let rank = 0; to.length < offers.length && lists.some((l) => l.length > rank); rank++) {
+    for (const list of lists) {
+      const peer = list[rank]
+      if (peer !== undefined && !connected.has(peer) && !to.includes(peer) && to.length < offers.length) to.push(peer)
+    }
+  }
+  const sent = await Promise.all(to.map((peer, i) => relaySignal(asker, peer, offers[i], session, context).then(() => true, () => false)))
+  return Object.fromEntries(to.flatMap((peer, i) => sent[i] ? [[peer, offers[i].cid]] : []))
 }
 
 /**
