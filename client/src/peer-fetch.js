@@ -40,12 +40,8 @@ export class PeerFetch {
     this.turn = 0
     /** @type {{ hashes: Set<string>, reply: Promise<any> } | null} the lookup being gathered this turn */
     this.batch = null
-    /**
-     * Offers for the page's first lookup to carry (protocol 3), made while it
-     * waits for its welcome; undefined until then, null once sent.
-     * @type {Promise<import('./peer-link.js').Signal[]> | null | undefined}
-     */
-    this.offers = undefined
+    /** whether the page's first lookup has been gathered (it carries offers, protocol 3) */
+    this.offered = false
     /** requests per peer at once, and who goes next */
     this.slots = new PeerSlots()
     /**
@@ -92,12 +88,14 @@ export class PeerFetch {
         if (fresh) attempt.then(() => { this.pace.open = smooth(this.pace.open, performance.now() - since) }, () => {})
         // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
         // dropped, and the next holder tried (the page does not wait out the timeout). One much
-        // slower than the page's other channels is left sooner, not reported: it may still open.
+        // slower than the page's other channels is left sooner, and kept: it may still open.
         const cap = config.connectTimeoutMs / 5
         const wait = overdue(since, () => others ? passOverMs(cap, this.pace.open) : cap)
         const transfer = await Promise.race([attempt, wait.promise.then(() => null)]).finally(wait.stop)
         if (!transfer) {
           if (performance.now() - since >= cap) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
+          // Reported (the operator's figures; it quarantines nobody), not dropped: it may yet open.
+          this.report(peer, hash, 'no_channel', false)
           this.quiet.add(peer)
           this.slots.avoid(peer)
           continue
@@ -108,6 +106,8 @@ export class PeerFetch {
         const quietMs = () => others ? passOverMs(deadline(), this.pace.answer) : Infinity
         asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
       } catch (err) {
+        // A channel that did not open in time failed whether or not the origin has won meanwhile.
+        if (err.code === CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT) this.report(peer, hash, FAULTS[err.code])
         if (signal.aborted) return null
         if (err === QUIET) continue
         stats.error({ url, hash, code: err.code, message: String(err.message) })
@@ -181,10 +181,11 @@ export class PeerFetch {
    * @param {string} peer
    * @param {string} hash
    * @param {string | undefined} reason a REPORT_REASONS value; none: not the peer's fault (e.g. our coordinator went)
+   * @param {boolean} [ban] ask it nothing more (default: unless it only lacked this asset)
    */
-  report (peer, hash, reason) {
+  report (peer, hash, reason, ban = reason !== 'miss') {
     if (!reason) return
-    if (reason !== 'miss' && !this.banned.has(peer)) {
+    if (ban && !this.banned.has(peer)) {
       this.banned.add(peer)
       this.o.pool.drop(peer)
       this.slots.drop(peer)
@@ -210,16 +211,15 @@ export class PeerFetch {
     const { signaling, pool } = this.o
     if (!signaling.joined) {
       if (signaling.stopped || signaling.unreachable()) return []
-      // The page's first offers are made meanwhile, for its first lookup to carry.
-      if (this.offers === undefined) this.offers = pool.prepare(OFFERS)
       await this.o.ready
     }
     let batch = this.batch
     if (!batch) {
       /** @type {Set<string>} */
       const hashes = new Set()
-      const offers = this.offers === undefined ? pool.prepare(OFFERS) : this.offers
-      this.offers = null
+      // Made with the ICE servers the welcome named, while the lookup gathers.
+      const offers = this.offered ? null : pool.prepare(OFFERS)
+      this.offered = true
       batch = this.batch = {
         hashes,
         reply: new Promise((resolve) => setTimeout(resolve)).then(async () => {
@@ -251,7 +251,7 @@ export class PeerFetch {
 
 /** Offers the page's first lookup carries (protocol 3): channels to that many holders start with the lookup. */
 const OFFERS = 3
-/** How long the first lookup waits for its offers to be made, at most (ms): they are made while the page joins. */
+/** How long the first lookup waits for its offers to be made, at most (ms): a few ms each in a browser. */
 const OFFER_WAIT_MS = 50
 
 /** How often a wait whose limit may change (overdue) looks at it again, ms at most. */

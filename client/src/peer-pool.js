@@ -174,10 +174,10 @@ export class PeerPool {
         } else if (signal.sdp?.type === 'offer') {
           // The coordinator acknowledges the offer (`relayed`); a refusal (peer
           // gone) or no answer at all fails the attempt now, not at the link's timeout.
-          signaling.request({ type: 'connect', to: peer, signal }, config.connectTimeoutMs)
+          signaling.request({ type: 'connect', to: link.peer, signal }, config.connectTimeoutMs)
             .catch((err) => link.close(err))
         } else {
-          signaling.send({ type: 'connect', to: peer, signal })
+          signaling.send({ type: 'connect', to: link.peer, signal })
         }
       },
       onClose: () => {

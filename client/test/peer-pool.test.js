@@ -132,3 +132,32 @@ test('messages a WebRTC stack delivers with or before `open` are not lost (node-
   assert.deepEqual([...new Uint8Array(/** @type {ArrayBuffer} */ (replies[1]))], [1, 2, 3])
   assert.deepEqual(JSON.parse(String(replies[2])), { t: 'miss', id: 2 })
 })
+
+test('offers made before their peers are known (protocol 3): each handed out is bound to its holder, its ICE candidates go to it before and after, the others are closed', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  FakePeerConnection.channelState = 'connecting'
+  /** @type {any[]} */
+  const sent = []
+  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: (/** @type {object} */ m) => sent.push(m) })
+  const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 60_000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
+  const made = FakePeerConnection.made.length
+  const offers = await pool.prepare(3)
+  assert.deepEqual(offers.map((o) => o.sdp?.type), ['offer', 'offer', 'offer'])
+  const pcs = /** @type {any[]} */ (FakePeerConnection.made.slice(made))
+  const candidate = (/** @type {string} */ c) => ({ candidate: { candidate: c, toJSON: () => ({ candidate: c }) } })
+  pcs[0].onicecandidate(candidate('early'))
+  assert.deepEqual(sent, [], 'a candidate waits until its offer has a peer')
+  assert.equal(pool.reaching('holder'), false)
+  pool.bind({ holder: offers[0].cid, other: 'not-ours' })
+  assert.equal(pool.reaching('holder'), true, 'a transfer to it waits for this channel')
+  pcs[0].onicecandidate(candidate('late'))
+  assert.deepEqual(sent, [
+    { type: 'connect', to: 'holder', signal: { cid: offers[0].cid, candidate: { candidate: 'early' } } },
+    { type: 'connect', to: 'holder', signal: { cid: offers[0].cid, candidate: { candidate: 'late' } } }
+  ])
+  assert.deepEqual([...pool.links.keys()], [`holder ${offers[0].cid}`], 'the offers nobody was handed are closed')
+  assert.equal(pool.unbound.size, 0)
+  pool.drop()
+})

@@ -26,7 +26,9 @@ const BROWSERS = existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium') &&
 
 test('a slice of a real log through the real system: savings by the origin\'s counter, as the simulator predicts, the dashboard true, nobody quarantined for another\'s NAT', { skip }, async () => {
   const slice = await readSlice(NASA, { from: 600, duration: 300 })
-  const settings = { ...SWARM_DEFAULTS, duration: 300, from: 600 }
+  // A third of the visitors behind NATs nobody reaches: enough failed set-ups in five minutes of log that
+  // some outlast a page's pass-over and are reported (most end with their page, their loads done elsewhere).
+  const settings = { ...SWARM_DEFAULTS, duration: 300, from: 600, untraversable: 0.3 }
   const run = await runCrowdApart({ slice, speedup: settings.speedup, rttMs: settings.rttMs, mbps: settings.mbps, untraversable: settings.untraversable, seed: settings.seed, browsers: BROWSERS })
   const crowd = crowdFigures(slice, run)
   assert.equal(crowd.failed, 0, 'no load failed')

@@ -74,6 +74,7 @@ test('Node visitors share through the client\'s own code: first view adopted, se
   assert.deepEqual((shared.assets ?? []).map((a) => a.source), ['peer', 'peer', 'peer', 'peer'])
   for (const path of IMAGES) assert.equal(site.served.get(path)?.requests, 1, `${path} left the origin once`)
   assert.equal(second.page?.stats.counts.peer.bytes, 4 * 60_000)
+  assert.deepEqual(second.page?.stats.counts.errors, {}, 'every signal reached its peer (the bound offer\'s candidates too)')
 
   // Behind a NAT nobody can reach: every image from the origin, and the holders it tried stay listed.
   const stuck = visitor('stuck', { untraversable: true })
