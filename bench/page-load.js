@@ -26,7 +26,7 @@
  * Every scenario alternates its maygh visits with visits to the same pages
  * with the client's script tag removed (the origin-only run), so each ratio
  * compares visits made at the same time under the same load. The client runs
- * at its defaults (the demo's `data-hedge-min-ms` is not set).
+ * at its defaults unless `--hedge` names another preference (`data-hedge`).
  *
  * Modes: `transparent` (the shop at `/`, plain `<img src>`, maygh.js and its
  * worker) and `elements` (the shop at `/elements`, maygh-elements.js).
@@ -68,6 +68,7 @@ import { launchBrowser, until } from '../test/support/browsers.js'
 import { freePort } from '../test/support/redis-server.js'
 import { startSlowOrigin } from './slow-origin.js'
 import { printTable, summarize } from './page-load-report.js'
+import { HEDGE_PREFERENCES } from '../client/src/hedge-rule.js'
 
 const HELP = `node bench/page-load.js [options]
   --profiles LIST   origin profiles, RTT_MS/MBIT_S, comma separated (default 80/5,200/2)
@@ -77,6 +78,7 @@ const HELP = `node bench/page-load.js [options]
   --scenarios LIST  first, newcomer, holders, down, silent (default all)
   --max-seconds N   give up after this long (default 3000)
   --engine NAME     chromium (default) or firefox: the holders' and the visitors' browser
+  --hedge NAME      the site's data-hedge: balanced (the client's default), latency or savings
 
 Prints two tables per profile and one JSON line: per mode and scenario the
 p50/p95 time until the viewport's images show, until all images do, and the
@@ -102,6 +104,7 @@ const { values } = parseArgs({
     scenarios: { type: 'string', default: SCENARIOS.join(',') },
     'max-seconds': { type: 'string', default: '3000' },
     engine: { type: 'string', default: 'chromium' },
+    hedge: { type: 'string', default: 'balanced' },
     help: { type: 'boolean', default: false }
   }
 })
@@ -122,7 +125,7 @@ function intFlag (name, min, max) {
 }
 /**
  * @template {string} T
- * @param {'modes' | 'scenarios' | 'engine'} name
+ * @param {'modes' | 'scenarios' | 'engine' | 'hedge'} name
  * @param {readonly T[]} allowed
  * @returns {T[]}
  */
@@ -137,6 +140,10 @@ const maxSeconds = intFlag('max-seconds', 10, 86_400)
 const modes = listFlag('modes', MODES)
 const scenarios = listFlag('scenarios', SCENARIOS)
 const engine = /** @type {'chromium' | 'firefox'} */ (listFlag('engine', /** @type {const} */ (['chromium', 'firefox']))[0])
+const hedge = listFlag('hedge', HEDGE_PREFERENCES)[0]
+/** the shop's script tag: the client's defaults, or the preference asked for */
+/** @type {Record<string, string>} */
+const clientData = hedge === HEDGE_PREFERENCES[0] ? {} : { hedge }
 /** a new visitor's context (Chromium asks for Local Network Access to the loopback coordinator; a user would grant it) */
 const contextOptions = engine === 'chromium' ? { permissions: ['local-network-access'] } : {}
 const profiles = String(values.profiles).split(',').map((p) => {
@@ -231,7 +238,7 @@ async function runProfile (profile) {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-bench-'))
   const { outdir } = await buildClient({ outdir: dir })
   const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
-  const site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientDir: outdir, clientData: {} })
+  const site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientDir: outdir, clientData })
   const origin = await startSlowOrigin({ target: site.url, ...profile })
   const refused = `ws://127.0.0.1:${await freePort()}`
   const shopImageBytes = await imageBytesOfShop(site.url)
@@ -399,10 +406,10 @@ try {
   const out = {}
   for (const profile of profiles) {
     const results = await runProfile(profile)
-    printTable({ engine, visits, profile }, results)
+    printTable({ engine: hedge === HEDGE_PREFERENCES[0] ? engine : `${engine}, data-hedge=${hedge}`, visits, profile }, results)
     out[`${profile.rttMs}/${profile.mbps}`] = results
   }
-  console.log(JSON.stringify({ engine, visits, holders: holderCount, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
+  console.log(JSON.stringify({ engine, hedge, visits, holders: holderCount, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
   process.exit(0)
 } catch (err) {
   console.error('page-load: failed:', err)

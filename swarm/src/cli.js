@@ -222,6 +222,7 @@ function summary (r) {
       lines.push(`${row.figure.padEnd(12)} ${`${fmt(row.crowd)} (${each})`.padEnd(24)} ${fmt(row.sim).padEnd(10)} ${row.diff >= 0 ? '+' : ''}${isShare ? row.diff.toFixed(1) + ' points' : (100 * row.diff / Math.max(row.sim, 1)).toFixed(1) + '%'}${row.within ? '' : '  (outside)'}`)
     }
     lines.push(`check: ${r.check.verdict} (within ±${AGREE_POINTS} points, lookups ±5%; repeat spread ${r.check.spread.toFixed(1)} points, ${r.check.spread <= REPEAT_POINTS ? 'within' : 'over'} ${REPEAT_POINTS})`)
+    lines.push(`oracle (any listed online holder, no races or failures; the simulator's): ${pct(r.sim.oracleSavings)}; the crowd saved ${(c[0].savings / r.sim.oracleSavings).toFixed(2)}× of it`)
   } else {
     for (const f of c) lines.push(`savings ${pct(f.savings)}, peers ${pct(f.peerShare)}, own store ${pct(f.storeShare)}, ${f.lookups} lookups`)
   }

@@ -126,7 +126,7 @@ function dashboard (slice, run) {
  * The simulator's figures for the same slice (written as the CSV it reads).
  * @param {import('./slice.js').Slice} slice
  * @param {Partial<import('../../sim/src/config.js').SimConfig>} overrides the crowd's settings in the simulator's terms
- * @returns {Promise<Figures & { result: import('../../sim/src/engine-result.js').EngineResult }>}
+ * @returns {Promise<Figures & { oracleSavings: number, result: import('../../sim/src/engine-result.js').EngineResult }>}
  */
 export async function simFigures (slice, overrides) {
   const dir = mkdtempSync(join(tmpdir(), 'maygh-swarm-'))
@@ -143,6 +143,8 @@ export async function simFigures (slice, overrides) {
       storeShare: r.cacheBytes / r.bytes,
       lookups: r.coordinator.lookups,
       lookupHits: r.coordinator.lookupHits,
+      // what transparent mode could serve at best: any listed online holder, no races, no failures
+      oracleSavings: r.oracleSavings,
       result: r
     }
   } finally {
