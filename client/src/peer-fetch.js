@@ -106,12 +106,11 @@ export class PeerFetch {
         const quietMs = () => others ? passOverMs(deadline(), this.pace.answer) : Infinity
         asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
       } catch (err) {
-        // A channel that did not open in time failed whether or not the origin has won meanwhile.
-        if (err.code === CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT) this.report(peer, hash, FAULTS[err.code])
-        if (signal.aborted) return null
-        if (err === QUIET) continue
-        stats.error({ url, hash, code: err.code, message: String(err.message) })
+        // A peer's fault (a channel not open in time, a stall, …) counts whether or not the origin
+        // has won meanwhile; the request's own abort is none.
         this.report(peer, hash, FAULTS[err.code])
+        if (signal.aborted) return null
+        if (err !== QUIET) stats.error({ url, hash, code: err.code, message: String(err.message) })
         continue
       } finally {
         this.slots.give(peer)
