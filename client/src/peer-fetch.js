@@ -42,6 +42,8 @@ export class PeerFetch {
     this.batch = null
     /** whether the page's first lookup has been gathered (it carries offers, protocol 3) */
     this.offered = false
+    /** @type {Promise<import('./peer-link.js').Signal[]> | undefined} offers for it made before the page joined */
+    this.offers = undefined
     /** requests per peer at once, and who goes next */
     this.slots = new PeerSlots()
     /**
@@ -195,6 +197,19 @@ export class PeerFetch {
     this.o.signaling.send({ type: 'report', peer, hash, reason })
   }
 
+  /** Resolves once a join is on its way (Signaling's `joining`). */
+  joinSent () {
+    const { signaling } = this.o
+    return new Promise((resolve) => {
+      const sent = () => {
+        signaling.off('joining', sent)
+        resolve(undefined)
+      }
+      signaling.on('joining', sent)
+      this.o.ready.then(sent)
+    })
+  }
+
   /**
    * Peers the coordinator names as holders; none when there is no
    * coordinator to ask, on timeout or on any error, such as
@@ -210,14 +225,22 @@ export class PeerFetch {
     const { signaling, pool } = this.o
     if (!signaling.joined) {
       if (signaling.stopped || signaling.unreachable()) return []
-      await this.o.ready
+      // With the ICE servers an earlier page was told (the offers need them), the page's offers are
+      // made now and its lookup follows its join at once: one round trip to the coordinator, not two.
+      // Else the welcome tells them.
+      if (!signaling.iceServers.length) await this.o.ready
+      else {
+        if (!this.offered) this.offers ??= pool.prepare(OFFERS)
+        if (!signaling.joining) await Promise.race([this.o.ready, this.joinSent()])
+      }
+      if (!signaling.joined && !signaling.joining) return []
     }
     let batch = this.batch
     if (!batch) {
       /** @type {Set<string>} */
       const hashes = new Set()
-      // Made with the ICE servers the welcome named, while the lookup gathers.
-      const offers = this.offered ? null : pool.prepare(OFFERS)
+      // Made with the ICE servers the welcome named (or an earlier page's), while the lookup gathers.
+      const offers = this.offered ? null : this.offers ?? pool.prepare(OFFERS)
       this.offered = true
       batch = this.batch = {
         hashes,
@@ -226,7 +249,7 @@ export class PeerFetch {
           // Offers not made by now go unused: the lookup does not wait on them.
           const made = offers && await Promise.race([offers, new Promise((resolve) => setTimeout(resolve, OFFER_WAIT_MS, []))])
           const lookup = { type: 'lookup', hashes: [...hashes], connected: pool.connected().slice(0, LIMITS.maxConnected), offers: made?.length ? made : undefined }
-          return signaling.request(lookup, this.o.config.lookupTimeoutMs, { retry: true })
+          return signaling.request(lookup, this.o.config.lookupTimeoutMs, { retry: true, afterJoin: true })
             .then((reply) => {
               if (offers) pool.bind(reply?.offered ?? {})
               return reply

@@ -1,7 +1,8 @@
 /**
  * The coordinator connection (docs/protocol.md, "Coordinator protocol"): one
  * WebSocket, `join` on every (re)connect with the current holdings, requests
- * matched to replies by `ref`. Emits `welcome` (each join), `connect` (signals
+ * matched to replies by `ref`. Emits `joining` (a join is on its way: a
+ * lookup may follow it at once), `welcome` (each join), `connect` (signals
  * from peers), `down` (socket lost or left), `warning` (unsolicited errors) and
  * `refused` (the site's coordinators will not serve this page: its origin is
  * not allowed or its join token is bad; the client stops trying) and
@@ -52,7 +53,7 @@ const coded = (msg) => Object.assign(new Error(msg.message), { code: msg.code })
 
 export class Signaling extends Emitter {
   /**
-   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], haveKnown?: Promise<unknown>, random?: () => number, WebSocket?: typeof WebSocket }} options
+   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], haveKnown?: Promise<unknown>, iceServers?: RTCIceServer[], random?: () => number, WebSocket?: typeof WebSocket }} options
    *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always);
    *   `token`: the join token the site gave the page (`data-token`), if it uses them;
    *   `visitor`: the key this browser keeps across visits (what quarantine remembers without tokens);
@@ -78,8 +79,15 @@ export class Signaling extends Emitter {
     this.joined = false
     /** @type {string | null} */
     this.id = null
-    /** @type {RTCIceServer[]} */
-    this.iceServers = []
+    /** @type {RTCIceServer[]} the last welcome's (or, until one, what a previous page was told: `options.iceServers`) */
+    this.iceServers = options.iceServers ?? []
+    /**
+     * The socket whose `join` is on its way and not yet answered: a request
+     * made `afterJoin` may follow it at once, since a coordinator reads a
+     * socket's messages in order, after its join.
+     * @type {WebSocket | null}
+     */
+    this.joining = null
     /** the coordinator's limits: its defaults until a `welcome` tells the real ones */
     this.limits = { ...LIMITS }
     this.ref = 0
@@ -174,6 +182,7 @@ export class Signaling extends Emitter {
     if (!this.joined) this.failed.add(this.url)
     this.ws = null
     this.joined = false
+    this.joining = null
     for (const w of this.waiting.values()) {
       if (w.retry && !this.stopped) {
         w.retry = false
@@ -207,12 +216,18 @@ export class Signaling extends Emitter {
   /** @param {string[]} have */
   async join (have) {
     try {
-      const welcome = await this.request({ type: 'join', have, visitor: this.options.visitor, token: this.token || undefined }, 10000, { beforeJoin: true })
+      const sent = this.request({ type: 'join', have, visitor: this.options.visitor, token: this.token || undefined }, 10000, { beforeJoin: true })
+      if (this.ws?.readyState === 1) {
+        this.joining = this.ws
+        this.emit('joining', null)
+      }
+      const welcome = await sent
       if (typeof welcome.token === 'string') this.token = welcome.token
       this.id = welcome.id
       this.iceServers = Array.isArray(welcome.iceServers) ? welcome.iceServers : []
       this.limits = { ...this.limits, ...welcome.limits }
       this.joined = true
+      this.joining = null
       this.attempt = 0
       this.failed.clear()
       // Requests cut off by the last socket go out again (their deadlines unchanged).
@@ -222,6 +237,7 @@ export class Signaling extends Emitter {
       }
       this.emit('welcome', { id: this.id, have, url: this.url })
     } catch (err) {
+      this.joining = null
       // Too many assets for this coordinator: offer the most recently used half.
       if (err.code === 'MGH_ERR_TOO_MANY_ASSETS' && have.length > 1) return this.join(have.slice(0, have.length >> 1))
       if (err.code === 'MGH_ERR_DRAINING') this.drop(true)
@@ -271,17 +287,18 @@ export class Signaling extends Emitter {
    * `timeoutMs` whatever happens to the connection.
    * @param {Record<string, unknown>} msg
    * @param {number} timeoutMs
-   * @param {{ beforeJoin?: boolean, retry?: boolean }} [options]
+   * @param {{ beforeJoin?: boolean, afterJoin?: boolean, retry?: boolean }} [options]
    *   `beforeJoin`: allowed before `welcome` (only `join` is);
+   *   `afterJoin`: may follow the `join` on its way at once, not waiting for its `welcome` (pipelined);
    *   `retry`: safe to repeat (a lookup), so if the socket closes before the
    *   reply it is sent once more after the next `welcome`, within `timeoutMs`
    * @returns {Promise<any>}
    */
-  request (msg, timeoutMs, { beforeJoin = false, retry = false } = {}) {
+  request (msg, timeoutMs, { beforeJoin = false, afterJoin = false, retry = false } = {}) {
     return new Promise((resolve, reject) => {
       /** @type {Waiter} */
       const w = { msg, ref: 0, retry, resolve, reject, timer: undefined }
-      if (!this.dispatch(w, beforeJoin)) return reject(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
+      if (!this.dispatch(w, beforeJoin || (afterJoin && this.joining !== null && this.joining === this.ws))) return reject(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
       w.timer = setTimeout(() => this.settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT, String(msg.type))), timeoutMs)
     })
   }
@@ -336,6 +353,7 @@ export class Signaling extends Emitter {
   stop (err = new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE)) {
     this.stopped = true
     this.joined = false
+    this.joining = null
     clearTimeout(this.timer)
     for (const w of [...this.waiting.values(), ...this.parked]) this.settle(w, null, err)
     this.ws?.close()

@@ -17,6 +17,7 @@ import { Stats } from '../src/stats.js'
 import { Loader } from '../src/loader.js'
 import { PeerFetch } from '../src/peer-fetch.js'
 import { SLOTS_PER_PEER } from '../src/peer-slots.js'
+import { Emitter } from '../src/emitter.js'
 import { OriginClock } from '../src/hedge.js'
 import { Signaling } from '../src/signaling.js'
 import { FakeWebSocket } from './fake-websocket.js'
@@ -533,4 +534,44 @@ test('every coordinator refusing the connection costs no waiting: loads go to th
   assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
   assert.equal(hits['/good.png'], 1)
   assert.deepEqual(s.asked, [])
+})
+
+test('with the ICE servers an earlier page was told, the page\'s first lookup carries offers made before it joined and follows its join at once (afterJoin), not waiting for the welcome', { timeout: 10000 }, async () => {
+  /** @type {any[]} */
+  const lookups = []
+  const signaling = Object.assign(new Emitter(), {
+    id: null,
+    joined: false,
+    joining: null,
+    stopped: false,
+    iceServers: [{ urls: 'stun:127.0.0.1:3478' }],
+    unreachable: () => false,
+    send: () => true,
+    request: async (/** @type {any} */ m, /** @type {number} */ _ms, /** @type {any} */ how) => {
+      lookups.push({ m, how, joined: signaling.joined })
+      return { type: 'holders', found: Object.fromEntries(m.hashes.map((/** @type {string} */ h) => [h, ['p1']])), offered: { p1: m.offers?.[0]?.cid } }
+    }
+  })
+  /** @type {any[]} */
+  const bound = []
+  let prepared = 0
+  const pool = {
+    connected: () => [],
+    reaching: () => false,
+    prepare: async (/** @type {number} */ n) => { prepared = n; return Array.from({ length: n }, (_, i) => ({ cid: `c${i}`, sdp: { type: 'offer', sdp: 'v=0' } })) },
+    bind: (/** @type {any} */ offered) => bound.push(offered)
+  }
+  const peers = new PeerFetch({ stats: new Stats(), signaling: /** @type {any} */ (signaling), pool: /** @type {any} */ (pool), ready: new Promise(() => {}), config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 } })
+  const found = peers.holders(manifest.assets['/good.png'].hash)
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(prepared, 3, 'offers made while the page joins')
+  assert.equal(lookups.length, 0, 'nothing sent before the join is')
+  signaling.joining = /** @type {any} */ ({})
+  signaling.emit('joining', null)
+  assert.deepEqual(await found, ['p1'])
+  assert.equal(lookups.length, 1)
+  assert.equal(lookups[0].joined, false, 'sent before the welcome')
+  assert.equal(lookups[0].how.afterJoin, true)
+  assert.deepEqual(lookups[0].m.offers.map((/** @type {any} */ o) => o.cid), ['c0', 'c1', 'c2'])
+  assert.deepEqual(bound, [{ p1: 'c0' }])
 })

@@ -72,6 +72,28 @@ test('joins with its holdings, then answers lookups by ref', async () => {
   }
 })
 
+test('a lookup made afterJoin follows the join at once, before its welcome (one round trip), and is answered after it; without a join on its way it is refused', async () => {
+  const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
+  const holder = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [h(7)] })
+  const asker = new Signaling({ urls: [coordinator.url], backoffBaseMs: 50, backoffMaxMs: 200, getHave: () => [] })
+  try {
+    holder.start()
+    await welcomed(holder)
+    await assert.rejects(asker.request({ type: 'lookup', hashes: [h(7)] }, 2000, { afterJoin: true }), { code: 'MGH_ERR_OFFLINE' }, 'no socket, no join')
+    /** @type {Promise<any>} */
+    const reply = new Promise((resolve, reject) => asker.on('joining', () => {
+      assert.equal(asker.joined, false, 'sent before the welcome came')
+      asker.request({ type: 'lookup', hashes: [h(7)] }, 2000, { afterJoin: true }).then(resolve, reject)
+    }))
+    asker.start()
+    assert.deepEqual((await reply).found, { [h(7)]: [holder.id] })
+    assert.equal(asker.joined, true)
+    assert.equal(asker.joining, null)
+  } finally {
+    await Promise.all([stopped(holder), stopped(asker), coordinator.close()])
+  }
+})
+
 test('after the coordinator restarts it reconnects and re-joins with its current holdings', async () => {
   let coordinator = await startCoordinator({ port: 0, stunPort: 0 })
   const port = Number(new URL(coordinator.url).port)
