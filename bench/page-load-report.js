@@ -3,7 +3,7 @@
  * visits summed up against the targets issue 23 set, and the tables printed.
  */
 
-/** @typedef {'first' | 'newcomer' | 'holders' | 'down' | 'silent'} Scenario */
+/** @typedef {'first' | 'newcomer' | 'holders' | 'down' | 'silent' | 'liar'} Scenario */
 
 /**
  * Issue 23's targets, p95 against the origin-only visits made alongside: the
@@ -11,13 +11,14 @@
  * holders online, on its very first page of the site); with holders
  * online the viewport at 0.7×, LCP no later, at least 95% of the image bytes
  * not from the origin (counted there) and at most 5% of what holders upload
- * thrown away; the coordinator down or a silent holder among them within 1.02×.
+ * thrown away; the coordinator down, or a silent or never-connecting holder
+ * among them, within 1.02×.
  */
 export const TARGETS = Object.freeze({
-  viewport: { first: 1.02, newcomer: 1.02, holders: 0.7, down: 1.02, silent: 1.02 },
+  viewport: { first: 1.02, newcomer: 1.02, holders: 0.7, down: 1.02, silent: 1.02, liar: 1.02 },
   /** @type {Partial<Record<Scenario, number>>} */
   all: { first: 1.02, newcomer: 1.02 },
-  lcp: { first: 1.02, newcomer: 1.02, holders: 1.0, down: 1.02, silent: 1.02 },
+  lcp: { first: 1.02, newcomer: 1.02, holders: 1.0, down: 1.02, silent: 1.02, liar: 1.02 },
   holdersSaved: 0.95,
   holdersWasted: 0.05
 })

@@ -43,16 +43,18 @@
  *   down     the coordinator is unreachable (connections refused)
  *   silent   --holders holders online, one of them silent (its channels open, it never answers;
  *            its `served` counts bytes that never left, so it is left out of the wasted share)
+ *   liar     --holders holders online, one of which never opens a channel (its page hides its
+ *            ICE candidates and ignores the other side's, as behind a NAT nobody reaches)
  *
  * Targets (issue 23; bench/page-load-report.js TARGETS), p95 against the
  * origin-only visits: first visitor, viewport, all images and LCP ≤ 1.02×;
  * holders online, viewport ≤ 0.7×, LCP ≤ 1.0×, ≥ 95 % of the image bytes from
  * peers or the store (counted at the origin) and ≤ 5 % of the bytes holders
- * served wasted; coordinator down or a silent holder, viewport and LCP ≤ 1.02×.
+ * served wasted; coordinator down, a silent holder or one that never connects, viewport and LCP ≤ 1.02×.
  * `--profiles 0/10000` is an origin on loopback (the hardest case for peers).
  *
  *   node bench/page-load.js [--profiles 80/5,200/2] [--visits 20] [--holders 3]
- *     [--modes transparent,elements] [--scenarios first,newcomer,holders,down,silent] [--max-seconds 3000]
+ *     [--modes transparent,elements] [--scenarios first,newcomer,holders,down,silent,liar] [--max-seconds 3000]
  *
  * Run it inside the loopback-only namespace, like the end-to-end tests:
  *   unshare -n sh -c 'ip link set lo up && ip route add default dev lo src 127.0.0.1 && exec "$@"' sh node bench/page-load.js
@@ -69,13 +71,14 @@ import { freePort } from '../test/support/redis-server.js'
 import { startSlowOrigin } from './slow-origin.js'
 import { printTable, summarize } from './page-load-report.js'
 import { HEDGE_PREFERENCES } from '../client/src/hedge-rule.js'
+import { hideCandidates } from '../swarm/src/browser-visitor.js'
 
 const HELP = `node bench/page-load.js [options]
   --profiles LIST   origin profiles, RTT_MS/MBIT_S, comma separated (default 80/5,200/2)
   --visits N        measured maygh visits per scenario, as many origin-only ones (default 20)
-  --holders N       holders online in the newcomer, holders and silent scenarios (default 3)
+  --holders N       holders online in the newcomer, holders, silent and liar scenarios (default 3)
   --modes LIST      transparent, elements (default both)
-  --scenarios LIST  first, newcomer, holders, down, silent (default all)
+  --scenarios LIST  first, newcomer, holders, down, silent, liar (default all)
   --max-seconds N   give up after this long (default 3000)
   --engine NAME     chromium (default) or firefox: the holders' and the visitors' browser
   --hedge NAME      the site's data-hedge: balanced (the client's default), latency or savings
@@ -89,7 +92,7 @@ the store saved it, the share the clients say came from peers, the share of
 the holders' uploads the visitors threw away, and the targets met.`
 
 const MODES = /** @type {const} */ (['transparent', 'elements'])
-const SCENARIOS = /** @type {const} */ (['first', 'newcomer', 'holders', 'down', 'silent'])
+const SCENARIOS = /** @type {const} */ (['first', 'newcomer', 'holders', 'down', 'silent', 'liar'])
 /** @typedef {typeof MODES[number]} Mode */
 /** @typedef {typeof SCENARIOS[number]} Scenario */
 /** What the proxy serves a page as: untouched, without the client, or with a coordinator that refuses. */
@@ -261,16 +264,17 @@ async function runProfile (profile) {
       for (const scenario of scenarios) {
         // An elements-mode visitor's first view is its holders scenario.
         if (scenario === 'newcomer' && mode !== 'transparent') continue
-        const wantHolders = scenario === 'holders' || scenario === 'silent' || scenario === 'newcomer' ? holderCount : 0
+        const wantHolders = scenario === 'first' || scenario === 'down' ? 0 : holderCount
         if (holders.length !== wantHolders) {
           for (const h of holders) await h.close()
           holders = []
           for (let i = 0; i < wantHolders; i++) holders.push(await openHolder(holderBrowser, origin.url + shop))
         }
         if (scenario === 'silent') await holders[0].pages()[0].evaluate(silence)
+        if (scenario === 'liar') await holders[0].pages()[0].evaluate(hideCandidates)
         await until(async () => coordinator.sessions.size === holders.length)
         // The silent holder's `served` counts bytes its patched send() dropped: not an upload.
-        const answering = scenario === 'silent' ? holders.slice(1) : holders
+        const answering = scenario === 'silent' || scenario === 'liar' ? holders.slice(1) : holders
         /** @type {import('./page-load-report.js').Runs} */
         const runs = { maygh: [], none: [] }
         for (let i = 0; i < visits; i++) {
@@ -285,7 +289,7 @@ async function runProfile (profile) {
         }
         results[`${mode}/${scenario}`] = summarize(runs, scenario, shopImageBytes)
         console.error(`page-load: ${profile.rttMs}/${profile.mbps} ${mode}/${scenario} done after ${Math.round((Date.now() - started) / 1000)} s`)
-        if (scenario === 'silent') {
+        if (scenario === 'silent' || scenario === 'liar') {
           for (const h of holders) await h.close()
           holders = []
         }

@@ -81,7 +81,7 @@ export const PASS_OVER_FLOOR_MS = 150
  * @returns {number} ms
  */
 export function passOverMs (capMs, paceMs) {
-  return paceMs === null ? capMs : Math.min(capMs, Math.max(PASS_OVER_FLOOR_MS, PACE_FACTOR * paceMs))
+  return paceMs === null || !(paceMs >= 0) ? capMs : Math.min(capMs, Math.max(PASS_OVER_FLOOR_MS, PACE_FACTOR * paceMs))
 }
 
 /**

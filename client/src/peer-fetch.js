@@ -47,12 +47,13 @@ export class PeerFetch {
     /** requests per peer at once, and who goes next */
     this.slots = new PeerSlots()
     /**
-     * How long this page's new channels took to open and its holders to send
-     * a request's first byte, smoothed (ms, null before any did): a holder
-     * much slower than that is passed over (hedge-rule.js passOverMs).
-     * @type {{ open: number | null, answer: number | null }}
+     * How long this page's holders took to send a request's first byte,
+     * smoothed (ms, null before any did): a holder much slower than that is
+     * passed over (hedge-rule.js passOverMs), as is a channel much slower to
+     * open than the page's others (PeerPool.openPace).
+     * @type {{ answer: number | null }}
      */
-    this.pace = { open: null, answer: null }
+    this.pace = { answer: null }
   }
 
   /**
@@ -82,17 +83,16 @@ export class PeerFetch {
       let asset
       try {
         if (signal.aborted) return null
-        const fresh = !pool.reaching(peer)
-        const since = performance.now()
         const attempt = pool.transfer(peer)
+        // Every request waiting for one channel is released at once: timed from the attempt's start.
+        const since = pool.reachingSince(peer) ?? performance.now()
         // Reported whenever it fails, even after this request has moved on.
         attempt.catch((err) => this.report(peer, hash, FAULTS[err.code]))
-        if (fresh) attempt.then(() => { this.pace.open = smooth(this.pace.open, performance.now() - since) }, () => {})
         // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
         // dropped, and the next holder tried (the page does not wait out the timeout). One much
         // slower than the page's other channels is left sooner, and kept: it may still open.
         const cap = config.connectTimeoutMs / 5
-        const wait = overdue(since, () => others ? passOverMs(cap, this.pace.open) : cap)
+        const wait = overdue(since, () => others ? passOverMs(cap, pool.openPace) : cap)
         const transfer = await Promise.race([attempt, wait.promise.then(() => null)]).finally(wait.stop)
         if (!transfer) {
           if (performance.now() - since >= cap) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')

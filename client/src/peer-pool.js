@@ -5,6 +5,7 @@
  * gets a Transfer, so either side may request over it.
  */
 import { PeerLink } from './peer-link.js'
+import { smooth } from './hedge-rule.js'
 import { Transfer } from './transfer.js'
 import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 
@@ -42,6 +43,10 @@ export class PeerPool {
     this.transfers = new Set()
     /** @type {Map<string, Promise<Transfer>>} outgoing attempts in progress, by peer id */
     this.connecting = new Map()
+    /** @type {Map<string, number>} when each attempt in `connecting` began (performance.now()) */
+    this.began = new Map()
+    /** @type {number | null} how long this page's channels we offered took to open, smoothed (ms; null before one did) */
+    this.openPace = null
     /** @type {Map<string, object[]>} signals that arrived before their offer, by key */
     this.early = new Map()
     /** @type {Map<string, { link: PeerLink, unsent: object[] }>} offers made before their peer was known (prepare), by cid */
@@ -102,10 +107,27 @@ export class PeerPool {
    * @returns {Promise<Transfer>} the attempt `transfer` hands out until the channel opens
    */
   reach (peer, link) {
-    const attempt = link.opened.then((channel) => this.attach(link, channel))
-    attempt.finally(() => this.connecting.delete(peer)).catch(() => {})
+    const began = performance.now()
+    const attempt = link.opened.then((channel) => {
+      this.openPace = smooth(this.openPace, performance.now() - began)
+      return this.attach(link, channel)
+    })
+    attempt.finally(() => {
+      this.connecting.delete(peer)
+      this.began.delete(peer)
+    }).catch(() => {})
     this.connecting.set(peer, attempt)
+    this.began.set(peer, began)
     return attempt
+  }
+
+  /**
+   * When the attempt to reach `peer` now in progress began.
+   * @param {string} peer
+   * @returns {number | undefined} performance.now() then; undefined when none is in progress
+   */
+  reachingSince (peer) {
+    return this.began.get(peer)
   }
 
   /**

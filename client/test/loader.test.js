@@ -112,6 +112,9 @@ function setup (o = {}) {
   const pool = {
     connected: () => [],
     reaching: () => false,
+    reachingSince: () => undefined,
+    /** @type {number | null} the page's channels' opening pace, as PeerPool keeps it */
+    openPace: null,
     prepare: async () => [],
     bind: () => {},
     drop: (/** @type {string} */ peer) => { dropped.push(peer) },
@@ -120,6 +123,7 @@ function setup (o = {}) {
       if (/** @type {any} */ (o.peers)?.[peer] === 'never') await new Promise(() => {})
       const opensAfter = /** @type {any} */ (o.peers)?.[peer]?.opensAfter
       if (opensAfter) await new Promise((resolve) => setTimeout(resolve, opensAfter))
+      pool.openPace ??= opensAfter ?? 1
       /** @param {string} hash @param {number} max @param {{ signal: AbortSignal, onBytes: () => void }} how */
       async function answer (hash, max, how) {
         const r = /** @type {any} */ (o.peers)?.[peer]
@@ -184,7 +188,7 @@ function setup (o = {}) {
     settled: () => core.settled(),
     active: core.active
   }
-  return { loader, peers, cache, stats, events, asked, sent, dropped, cancelled, clock, inFlight }
+  return { loader, peers, pool, cache, stats, events, asked, sent, dropped, cancelled, clock, inFlight }
 }
 
 const bytesOf = async (/** @type {Blob} */ blob) => Buffer.from(await blob.arrayBuffer())
@@ -428,7 +432,7 @@ test('a holder far slower than the page\'s others (a channel that never opens, o
 
 test('the last holder left is not passed over for being slower than the page\'s others', { timeout: 10000 }, async () => {
   const s = setup({ peers: { late: { opensAfter: 400 } }, connectTimeoutMs: 20000 })
-  s.peers.pace.open = 10
+  s.pool.openPace = 10
   s.peers.pace.answer = 10
   const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
   const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => 'viewport' })

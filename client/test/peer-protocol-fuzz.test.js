@@ -381,7 +381,7 @@ test(`the load path: whatever the holders send, the page gets the asset's bytes,
       get: async () => null,
       put: async (/** @type {string} */ hash, /** @type {Uint8Array} */ bytes) => { stored.push({ hash, bytes }); return true }
     }
-    const pool = { connected: () => [], reaching: () => false, prepare: async () => [], bind: () => {}, drop: () => {}, transfer: async (/** @type {string} */ peer) => remotePeer(render(scripts[peers.indexOf(peer)], [{ asset: a, cap: 'exact' }])) }
+    const pool = { connected: () => [], reaching: () => false, reachingSince: () => undefined, openPace: null, prepare: async () => [], bind: () => {}, drop: () => {}, transfer: async (/** @type {string} */ peer) => remotePeer(render(scripts[peers.indexOf(peer)], [{ asset: a, cap: 'exact' }])) }
     const signaling = { id: 'me', joined: true, send: () => true, request: async () => ({ type: 'holders', found: { [asset.hash]: peers } }) }
     const stats = new Stats()
     /** @type {string[]} */

@@ -96,7 +96,7 @@ function countSetups () {
  * can reach (as node-visitor.js's): no candidate of their own goes out, in a
  * trickle or in the description, and none of the other side's is taken.
  */
-function hideCandidates () {
+export function hideCandidates () {
   const Base = RTCPeerConnection
   const strip = (/** @type {any} */ d) => d && { type: d.type, sdp: String(d.sdp).replace(/^a=candidate:.*\r?\n/gm, '') }
   class Hidden extends Base {
