@@ -51,9 +51,9 @@ export class PeerFetch {
      * smoothed (ms, null before any did): a holder much slower than that is
      * passed over (hedge-rule.js passOverMs), as is a channel much slower to
      * open than the page's others (PeerPool.openPace).
-     * @type {{ answer: number | null }}
+     * @type {number | null}
      */
-    this.pace = { answer: null }
+    this.answerPace = null
   }
 
   /**
@@ -105,7 +105,7 @@ export class PeerFetch {
         // The origin may have won while the channel opened: then the holder is asked nothing.
         if (signal.aborted) return null
         // The last holder is waited for however quiet (the origin is asked meanwhile).
-        const quietMs = () => others ? passOverMs(deadline(), this.pace.answer) : Infinity
+        const quietMs = () => others ? passOverMs(deadline(), this.answerPace) : Infinity
         asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
       } catch (err) {
         // A peer's fault (a channel not open in time, a stall, …) counts whether or not the origin
@@ -163,7 +163,7 @@ export class PeerFetch {
           if (!answered) {
             answered = true
             wait.stop()
-            this.pace.answer = smooth(this.pace.answer, performance.now() - sent)
+            this.answerPace = smooth(this.answerPace, performance.now() - sent)
           }
           this.slots.busy(peer)
           onBytes()

@@ -433,7 +433,7 @@ test('a holder far slower than the page\'s others (a channel that never opens, o
 test('the last holder left is not passed over for being slower than the page\'s others', { timeout: 10000 }, async () => {
   const s = setup({ peers: { late: { opensAfter: 400 } }, connectTimeoutMs: 20000 })
   s.pool.openPace = 10
-  s.peers.pace.answer = 10
+  s.peers.answerPace = 10
   const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
   const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => 'viewport' })
   assert.equal(got?.peer, 'late')
