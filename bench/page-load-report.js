@@ -35,7 +35,7 @@ function percentile (xs, q) {
 const ratio = (/** @type {number} */ a, /** @type {number} */ b) => Math.round(a / b * 100) / 100
 
 /**
- * @typedef {{ viewportMs: number, allMs: number, lcpMs: number | null, stats: any, originImageBytes: number, servedBytes: number }} Run
+ * @typedef {{ viewportMs: number, allMs: number, lcpMs: number | null, stats: any, steps?: Record<string, number> | null, originImageBytes: number, servedBytes: number }} Run
  *   `stats`: the visitor's `Maygh.stats()` (null in an origin-only visit); `servedBytes`: what the answering holders served meanwhile
  * @typedef {{ maygh: Run[], none: Run[] }} Runs
  */

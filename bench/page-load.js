@@ -68,6 +68,7 @@ import { startCoordinator } from '../coordinator/src/server.js'
 import { startDemoSite } from '../demo-site/src/server.js'
 import { launchBrowser, until } from '../test/support/browsers.js'
 import { freePort } from '../test/support/redis-server.js'
+import { medianTimeline, readTimeline, recordTimeline, timelineLine } from './page-timeline.js'
 import { startSlowOrigin } from './slow-origin.js'
 import { printTable, summarize } from './page-load-report.js'
 import { HEDGE_PREFERENCES } from '../client/src/hedge-rule.js'
@@ -82,6 +83,9 @@ const HELP = `node bench/page-load.js [options]
   --max-seconds N   give up after this long (default 3000)
   --engine NAME     chromium (default) or firefox: the holders' and the visitors' browser
   --hedge NAME      the site's data-hedge: balanced (the client's default), latency or savings
+  --timeline        also print where each scenario's time goes (median ms from navigation
+                    of the script, hello, coordinator frames, first channel, images, LCP:
+                    bench/page-timeline.js)
 
 Prints two tables per profile and one JSON line: per mode and scenario the
 p50/p95 time until the viewport's images show, until all images do, and the
@@ -108,6 +112,7 @@ const { values } = parseArgs({
     'max-seconds': { type: 'string', default: '3000' },
     engine: { type: 'string', default: 'chromium' },
     hedge: { type: 'string', default: 'balanced' },
+    timeline: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false }
   }
 })
@@ -144,6 +149,7 @@ const modes = listFlag('modes', MODES)
 const scenarios = listFlag('scenarios', SCENARIOS)
 const engine = /** @type {'chromium' | 'firefox'} */ (listFlag('engine', /** @type {const} */ (['chromium', 'firefox']))[0])
 const hedge = listFlag('hedge', HEDGE_PREFERENCES)[0]
+const timeline = values.timeline === true
 /** the shop's script tag: the client's defaults, or the preference asked for */
 /** @type {Record<string, string>} */
 const clientData = hedge === HEDGE_PREFERENCES[0] ? {} : { hedge }
@@ -174,12 +180,19 @@ function instrumentPage () {
     supported: (PerformanceObserver.supportedEntryTypes ?? []).includes('largest-contentful-paint'),
     /** @type {number | null} */
     last: null,
+    /** @type {Element | null} the last entry's element */
+    element: null,
     /** @type {PerformanceObserver | null} */
     observer: null
   }
   if (lcp.supported) {
     /** @param {PerformanceEntryList} entries */
-    const take = (entries) => { if (entries.length) lcp.last = entries[entries.length - 1].startTime }
+    const take = (entries) => {
+      if (!entries.length) return
+      const last = /** @type {PerformanceEntry & { element?: Element | null }} */ (entries[entries.length - 1])
+      lcp.last = last.startTime
+      lcp.element = last.element ?? null
+    }
     lcp.observer = new PerformanceObserver((list) => take(list.getEntries()))
     lcp.observer.observe({ type: 'largest-contentful-paint', buffered: true })
   }
@@ -200,7 +213,10 @@ async function largestPaint () {
   if (!lcp.supported) return null
   for (let i = 0; i < 2; i++) await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)))
   const pending = lcp.observer.takeRecords()
-  if (pending.length) lcp.last = pending[pending.length - 1].startTime
+  if (pending.length) {
+    lcp.last = pending[pending.length - 1].startTime
+    lcp.element = pending[pending.length - 1].element ?? null
+  }
   return lcp.last === null ? null : Math.round(lcp.last)
 }
 
@@ -288,6 +304,11 @@ async function runProfile (profile) {
           }
         }
         results[`${mode}/${scenario}`] = summarize(runs, scenario, shopImageBytes)
+        if (timeline) {
+          const medians = { maygh: medianTimeline(runs.maygh.map((r) => r.steps ?? {})), none: medianTimeline(runs.none.map((r) => r.steps ?? {})) }
+          results[`${mode}/${scenario}`].timeline = medians
+          console.error(timelineLine(`${mode}/${scenario}`, medians))
+        }
         console.error(`page-load: ${profile.rttMs}/${profile.mbps} ${mode}/${scenario} done after ${Math.round((Date.now() - started) / 1000)} s`)
         if (scenario === 'silent' || scenario === 'liar') {
           for (const h of holders) await h.close()
@@ -373,10 +394,11 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
   const base = origin.url
   const context = await browser.newContext(contextOptions)
   let imagesBefore = 0
-  /** @type {{ viewportMs: number, allMs: number, lcpMs: number | null, stats: any }} */
+  /** @type {{ viewportMs: number, allMs: number, lcpMs: number | null, stats: any, steps: Record<string, number> | null }} */
   let measured
   try {
     await context.addInitScript(instrumentPage)
+    if (timeline) await context.addInitScript(recordTimeline)
     const page = await context.newPage()
     const query = `?bench=${variant}`
     if (mode === 'transparent' && !fresh) {
@@ -389,6 +411,7 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
     const viewportMs = /** @type {number} */ (await (await page.waitForFunction(shownBy, true, { polling: 50 })).jsonValue())
     const allMs = /** @type {number} */ (await (await page.waitForFunction(shownBy, false, { polling: 50 })).jsonValue())
     const lcpMs = await page.evaluate(largestPaint)
+    const steps = timeline ? await page.evaluate(readTimeline) : null
     const stats = variant === 'none'
       ? null
       : await page.evaluate(async () => {
@@ -396,7 +419,7 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
         await M.idle()
         return M.stats()
       })
-    measured = { viewportMs, allMs, lcpMs, stats }
+    measured = { viewportMs, allMs, lcpMs, stats, steps }
   } finally {
     await context.close()
   }

@@ -106,22 +106,31 @@ export function startTransparent (config) {
       if (now - last > 20) port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'bytes' }), [])
       last = now
     }
-    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: () => priority ?? 'viewport' }).catch(() => null)
+    // An image the page has found below the fold since the worker asked goes after the viewport's.
+    const now = () => priority === 'viewport' && below.has(url) ? 'later' : priority ?? 'viewport'
+    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: now }).catch(() => null)
     port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'done', asset }), asset ? [asset.bytes.buffer] : [])
   }
 
   /** @type {Promise<unknown>} */
   let adopted = Promise.resolve()
-  const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb(), later: laterImages() })))
+  const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb() })))
+  /** @type {Set<string>} the page's images below the first viewport */
+  let below = new Set()
+  // The worker lets peers take longer over them (hedge-rule.js). Told once the page has been laid
+  // out, as it is anyway: measuring them as the script starts forced a layout of the half-parsed
+  // page (60 ms of the shop's main thread, which held up the worker's messages and the coordinator's).
+  if (controller) {
+    watchBelow((urls) => {
+      below = urls
+      controller.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'later', urls: [...urls] }))
+    })
+  }
   // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker
   // sends the next page's first requests straight to the origin while its script loads when they did not.
   peers.ready.then((up) => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'peers', up })))).catch(() => {})
   // A controlled page says hello at once: the worker holds its requests for peers' bytes until then.
-  // Once more when the page is parsed: the worker learns of every image below the fold.
-  if (controller) {
-    hello()
-    if (document.readyState === 'loading') addEventListener('DOMContentLoaded', hello, { once: true })
-  }
+  if (controller) hello()
   registered.then(() => {
     if (controller) return
     hello()
@@ -158,8 +167,37 @@ function workerUrl (config) {
   return url.href
 }
 
-/** The page's images outside the first viewport (the hedge lets peers take longer over them: hedge-rule.js). */
-const laterImages = () => [...document.images].filter((i) => i.getBoundingClientRect().top > innerHeight).map((i) => i.currentSrc || i.src)
+/**
+ * Watch the page's images (those parsed by now and by the end of parsing)
+ * with an IntersectionObserver, which reads the layout the browser makes
+ * anyway, and say which lie below the viewport whenever that changes (an
+ * image scrolled into view no longer does).
+ * @param {(urls: Set<string>) => void} changed
+ */
+function watchBelow (changed) {
+  if (typeof IntersectionObserver !== 'function') return
+  /** @type {Map<Element, string>} */
+  const below = new Map()
+  const observer = new IntersectionObserver((entries) => {
+    const was = below.size
+    for (const e of entries) {
+      const img = /** @type {HTMLImageElement} */ (e.target)
+      if (!e.isIntersecting && e.boundingClientRect.top >= (e.rootBounds?.bottom ?? innerHeight)) below.set(img, img.currentSrc || img.src)
+      else below.delete(img)
+    }
+    if (below.size || was) changed(new Set(below.values()))
+  })
+  /** @type {WeakSet<Element>} */
+  const seen = new WeakSet()
+  const observe = () => {
+    for (const img of document.images) {
+      if (!seen.has(img)) observer.observe(img)
+      seen.add(img)
+    }
+  }
+  observe()
+  if (document.readyState === 'loading') addEventListener('DOMContentLoaded', observe, { once: true })
+}
 
 /** Resolves once the page's `load` event has fired. */
 const loadedPage = () => new Promise((resolve) => document.readyState === 'complete' ? resolve(undefined) : addEventListener('load', resolve, { once: true }))

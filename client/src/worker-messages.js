@@ -8,11 +8,12 @@
  * that wants a reply carries a MessagePort, and the reply comes on it.
  *
  * Page → worker:
- * - `hello {ttfb, later}`: the page's script listens (and saw this time to
- *   first byte for its own HTML; `later`: the URLs of its images below the
- *   first viewport, which the hedge rule lets peers take longer over). The
- *   worker answers `held {all}`, sends what it kept for the page, and from
- *   then on sends it `get`s.
+ * - `hello {ttfb}`: the page's script listens (and saw this time to first
+ *   byte for its own HTML). The worker answers `held {all}`, sends what it
+ *   kept for the page, and from then on sends it `get`s.
+ * - `later {urls}`: the URLs of the page's images below the first viewport,
+ *   as its layout now places them (the hedge rule lets peers take longer
+ *   over them); sent whenever that changes.
  * - `peers {up}`: whether the page joined a coordinator. While the last page
  *   did not, the next page's requests made before its `hello` go to the
  *   origin at once.
@@ -40,13 +41,14 @@
 /** @typedef {import('./peer-fetch.js').PeerAsset} PeerAsset */
 
 /**
- * @typedef {{ maygh: 'hello', ttfb: number, later?: string[] }} Hello
+ * @typedef {{ maygh: 'hello', ttfb: number }} Hello
+ * @typedef {{ maygh: 'later', urls: string[] }} Later
  * @typedef {{ maygh: 'peers', up: boolean }} PeersUp
  * @typedef {{ maygh: 'read', hash: string }} Read
  * @typedef {StoredAsset | null} ReadReply
  * @typedef {{ maygh: 'adopt', urls: string[] }} Adopt
  * @typedef {{ maygh: 'idle' }} Idle
- * @typedef {Hello | PeersUp | Read | Adopt | Idle} PageMessage what a page sends its worker
+ * @typedef {Hello | Later | PeersUp | Read | Adopt | Idle} PageMessage what a page sends its worker
  */
 
 /**

@@ -52,7 +52,7 @@ const adopting = new Set()
  * a page whose script is not listening yet can be lost). Until then what is
  * for a page waits here (`held`: stats, at most MAX_HELD), and it is sent
  * `ping`, which a listening page answers with `hello`.
- * `later`: its images below the first viewport, as its last `hello` said.
+ * `later`: its images below the first viewport, as its last `later` said.
  * `pinged`: when it was last sent a ping.
  * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], later: Set<string>, pinged: number }} Page
  * @type {Map<string, Page>}
@@ -196,7 +196,6 @@ sw.addEventListener('message', (event) => {
     if (source) {
       const p = pageOf(source.id)
       p.said = true
-      if (Array.isArray(m.later)) p.later = new Set(m.later.map(String))
       for (const msg of p.held.splice(0)) toPage(source, msg)
       for (const w of p.waiters.splice(0)) w()
       // Forget pages that have gone. Uncontrolled ones too: a first view says hello before
@@ -205,6 +204,8 @@ sw.addEventListener('message', (event) => {
     }
     clock.observe(m.ttfb)
     event.waitUntil(cacheReady.then(() => toPage(source, { maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
+  } else if (m?.maygh === 'later') {
+    if (source && Array.isArray(m.urls)) pageOf(source.id).later = new Set(m.urls.map(String))
   } else if (m?.maygh === 'peers') {
     peersUp = m.up === true
   } else if (m?.maygh === 'read' && port) {

@@ -1,4 +1,4 @@
-/* global Image, getComputedStyle, RTCDataChannel -- used inside page.evaluate callbacks, which run in the browser */
+/* global Image, getComputedStyle, RTCDataChannel, ServiceWorker -- used inside page.evaluate callbacks, which run in the browser */
 /**
  * Transparent mode on an ordinary site, in real browsers: a folder with plain
  * `<img src>`, `srcset`, `<picture>` and a CSS background, the two bundles and
@@ -19,7 +19,7 @@ import { buildClient } from '../../client/build.js'
 import { buildManifest } from '../../client/manifest.js'
 import { startCoordinator } from '../../coordinator/src/server.js'
 import { DEFAULT_PUBLIC_DIR, ensureGenerated } from '../../demo-site/src/images.js'
-import { launchBrowser } from '../support/browsers.js'
+import { launchBrowser, until } from '../support/browsers.js'
 import { startStaticSite } from '../support/static-site.js'
 
 /** the images the page shows, and so loads: p03 (srcset 2x) and p06 (<picture> fallback) are not */
@@ -62,6 +62,9 @@ before(async () => {
   await writeFile(join(dir, 'about.html'), `<!doctype html><title>About</title><script src="/maygh.js" data-coordinator="${coordinator.url}"${slowHedge} async></script><p>About us.</p>`)
   // A page whose coordinator is down, with every timeout long: only not waiting at all is quick.
   await writeFile(join(dir, 'down.html'), page('ws://127.0.0.1:9/', slowHedge + ' data-join-timeout-ms="60000" data-lookup-timeout-ms="60000"'))
+  // A long page: one image in the first viewport, one far below it.
+  await writeFile(join(dir, 'long.html'), `<!doctype html><title>Long</title><script src="/maygh.js" data-coordinator="${coordinator.url}"${slowHedge} async></script>
+<img id="top" src="/img/p01.png" alt="top"><div style="height: 4000px"></div><img id="bottom" src="/img/p02.png" alt="bottom">`)
   await writeFile(join(dir, 'maygh-manifest.json'), JSON.stringify(await buildManifest(dir)))
   site = await startStaticSite(dir)
 })
@@ -149,6 +152,33 @@ for (const [first, second] of /** @type {const} */ ([['chromium', 'firefox'], ['
     } finally {
       await a.close()
       await b.close()
+    }
+  })
+}
+
+for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
+  test(`${kind}: the page tells its worker which images lie below the first viewport, and again once one is scrolled into view`, { timeout: 60000 }, async () => {
+    const v = await visitor(kind)
+    try {
+      // What the page posts to its worker (the contract's `later`), recorded as it goes.
+      await v.tab.addInitScript(() => {
+        const told = /** @type {string[][]} */ ([])
+        Object.defineProperty(globalThis, '__later', { value: told })
+        const post = ServiceWorker.prototype.postMessage
+        ServiceWorker.prototype.postMessage = function (/** @type {any} */ msg, /** @type {any} */ ...rest) {
+          if (msg?.maygh === 'later') told.push(msg.urls.map((/** @type {string} */ u) => new URL(u).pathname))
+          return post.call(this, msg, ...rest)
+        }
+      })
+      await v.open('/about.html')
+      await v.open('/long.html')
+      const later = () => v.tab.evaluate(() => /** @type {any} */ (globalThis).__later)
+      await until(async () => (await later()).length > 0)
+      assert.deepEqual((await later()).at(-1), ['/img/p02.png'])
+      await v.tab.evaluate(() => document.getElementById('bottom')?.scrollIntoView())
+      await until(async () => (await later()).at(-1)?.length === 0)
+    } finally {
+      await v.close()
     }
   })
 }
