@@ -89,5 +89,24 @@ const limits = {
 // Frozen apart from its literal, so that fields type as number, not as their default values.
 export const LIMITS = Object.freeze(limits)
 
+/**
+ * The coordinator's HTTP endpoint that says which of some assets any visitor
+ * holds (`GET /held?hashes=a,b` → `{held: [a]}`, at most maxLookupHashes),
+ * at the same host as its WebSocket: the service worker asks it before its
+ * page's script has joined, so that an asset nobody holds goes to the origin
+ * at once.
+ * @param {string} coordinatorUrl a `ws:` or `wss:` URL
+ * @param {string[]} hashes SRI sha256 names
+ * @returns {string} its `http:` or `https:` URL
+ */
+export function heldUrl (coordinatorUrl, hashes) {
+  const url = new URL(coordinatorUrl)
+  url.protocol = url.protocol === 'wss:' ? 'https:' : 'http:'
+  url.pathname = '/held'
+  url.search = '?hashes=' + hashes.map(encodeURIComponent).join(',')
+  url.hash = ''
+  return url.href
+}
+
 /** The client's default IndexedDB quota (`data-quota-mb`), which the simulator models too. */
 export const DEFAULT_QUOTA_BYTES = 50 * 1024 * 1024

@@ -26,7 +26,7 @@ import { navigationTtfb } from './page.js'
  */
 
 /** Worker settings passed in its URL's query when not at their defaults. */
-const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedge', 'hedgeMinMs', 'hedgeMaxMs'])
+const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedge', 'hedgeMinMs', 'hedgeMaxMs', 'coordinator', 'lookupTimeoutMs'])
 
 /**
  * Start the page's side (once per page: a second call returns the first's API).

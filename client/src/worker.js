@@ -17,12 +17,13 @@
  * What it says to pages and hears from them (`{maygh: kind, …}`) is the
  * contract in worker-messages.js.
  */
-import { readConfig } from './config.js'
 import { Names } from './names.js'
 import { Cache } from './cache.js'
 import { OriginClock } from './hedge.js'
 import { priorityOf } from './hedge-rule.js'
 import { Loader } from './loader.js'
+import { HeldCheck } from './held-check.js'
+import { coordinatorUrls, readConfig } from './config.js'
 import { matches } from '../../protocol/index.js'
 
 /**
@@ -45,6 +46,9 @@ const cache = new Cache({ quotaBytes: config.quotaMb * 1048576, onChange: (chang
 const cacheReady = cache.open()
 const clock = new OriginClock(config)
 const loader = new Loader({ names, cache, cacheReady, clock })
+const urls = coordinatorUrls(config.coordinator)
+/** Asks the coordinator whether anybody holds what a page wants before the page can. */
+const heldCheck = urls.length ? new HeldCheck({ urls, timeoutMs: config.lookupTimeoutMs }) : null
 /** @type {Set<Promise<unknown>>} adoptions in progress */
 const adopting = new Set()
 /**
@@ -161,8 +165,12 @@ function peersOf (clientId) {
   return async (url, name, { signal, onBytes, deadline, priority }) => {
     const client = clientId ? await sw.clients.get(clientId) : undefined
     if (!client || (!peersUp && !pageOf(clientId).said)) return null
-    await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
-    if (signal.aborted) return null
+    const aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(false)))
+    const heard = listening(client).then(() => false)
+    // Before the page's script can ask: nobody holds it, the coordinator says → the origin now.
+    // That it is held (or no answer) changes nothing: the page's lookup decides.
+    const nobody = !pageOf(clientId).said && heldCheck ? heldCheck.held(name.hash).then((held) => held === false || heard) : heard
+    if (await Promise.race([nobody, heard, aborted]) || signal.aborted) return null
     return new Promise((resolve) => {
       const { port1, port2 } = new MessageChannel()
       const end = (/** @type {any} */ asset) => {

@@ -111,6 +111,7 @@ export class Metrics {
     this.reports = countersFor(counter('maygh_reports_total', 'reports of peers by the peers they failed, by reason', 'reason'), [...REPORT_REASONS])
     this.quarantines = new Counter({ name: 'maygh_quarantines_total', help: 'peers of this shard quarantined (reported by reportThreshold visitors)', registers })
     this.withdrawals = new Counter({ name: 'maygh_withdrawals_total', help: 'peers that stopped serving mid-session (upload budget spent, opted out, Save-Data): update {serving: false}', registers })
+    this.heldChecks = new Counter({ name: 'maygh_held_checks_total', help: 'GET /held answered: a service worker asking which assets any visitor holds before its page has joined', registers })
     this.dropped = new Counter({ name: 'maygh_dropped_frames_total', help: 'frames the rate limiter dropped without a reply', registers })
     this.relay = histogramsFor(histogram('maygh_relay_seconds', 'time to hand a connect to the target socket (local) or to the bus (bus)', 'path'), 'path', RELAY_PATHS)
     this.store = histogramsFor(histogram('maygh_store_seconds', 'store call latency, by operation', 'op'), 'op', STORE_OPS)
@@ -149,6 +150,11 @@ export class Metrics {
   /** @param {CloseReason} reason */
   countClose (reason) {
     (this.closes[reason] ?? this.closes.other).inc()
+  }
+
+  /** A `GET /held` answered. */
+  countHeldCheck () {
+    this.heldChecks.inc()
   }
 
   /** A frame the rate limiter dropped without replying. */

@@ -10,7 +10,7 @@ import { EventEmitter, once } from 'node:events'
 import { createServer } from 'node:http'
 import { WebSocketServer } from 'ws'
 import { resolveConfig } from './config.js'
-import { ERRORS, MayghError } from '../../protocol/index.js'
+import { ERRORS, LIMITS, MayghError, isSri } from '../../protocol/index.js'
 import { parseMessage } from './message-parser.js'
 import { HANDLERS, ORDERED_TYPES } from './handlers/index.js'
 import { Session } from './session.js'
@@ -590,6 +590,10 @@ export class Coordinator extends EventEmitter {
       })
       return
     }
+    if (path === '/held') {
+      this.#held(req).then((held) => json(200, { held }), fail)
+      return
+    }
     if (path === '/dashboard') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' })
       res.end(DASHBOARD)
@@ -618,6 +622,37 @@ export class Coordinator extends EventEmitter {
       return
     }
     fail(new MayghError(ERRORS.MGH_ERR_HTTP_NOT_FOUND))
+  }
+
+  /**
+   * `GET /held?hashes=a,b`: which of these assets (at most maxLookupHashes)
+   * some live visitor holds, for the asker's network under pairWithinNetwork.
+   * Names no holder and introduces nobody (a lookup does that): a service
+   * worker asks it before its page has joined, so that what nobody holds
+   * goes to the origin at once. Pages of origins allowedOrigins does not
+   * list are refused. A store that fails or is slow answers MGH_ERR_STORE
+   * (the worker then waits for its page, as without it).
+   * @param {import('node:http').IncomingMessage} req
+   * @returns {Promise<string[]>}
+   */
+  async #held (req) {
+    const origin = req.headers.origin
+    if (this.config.allowedOrigins !== null && !(origin && this.config.allowedOrigins.includes(origin))) throw new MayghError(ERRORS.MGH_ERR_ORIGIN_NOT_ALLOWED)
+    const list = new URL(req.url ?? '/', 'http://x').searchParams.get('hashes')?.split(',') ?? []
+    if (!list.length || list.length > LIMITS.maxLookupHashes || !list.every(isSri)) throw new MayghError(ERRORS.MGH_ERR_HTTP_BAD_QUERY, `hashes: 1 to ${LIMITS.maxLookupHashes} SRI sha256 names, comma separated`)
+    const hashes = [...new Set(list)]
+    const scope = this.config.pairWithinNetwork ? `${await this.networks.name(req.socket.remoteAddress ?? '')}/` : ''
+    const started = performance.now()
+    try {
+      const found = await Promise.all(hashes.map((hash) => this.store.sampleHolders(scope + hash, 1)))
+      this.metrics.countHeldCheck()
+      return hashes.filter((_, i) => found[i].length > 0)
+    } catch (err) {
+      this.warn(err, 'held failed')
+      throw new MayghError(ERRORS.MGH_ERR_STORE)
+    } finally {
+      this.metrics.observeStore('lookup', performance.now() - started)
+    }
   }
 
   /**

@@ -17,7 +17,7 @@ async function peerRemovedById (coordinator, id) {
   if (session === undefined) return
   await peerRemoved(coordinator, id)
 }
-import { PEER_ID_PATTERN, shardOfPeer } from '../../protocol/index.js'
+import { PEER_ID_PATTERN, heldUrl, shardOfPeer } from '../../protocol/index.js'
 
 describe('coordinator over WebSocket (memory store)', () => {
   /** @type {import('../src/server.js').Coordinator} */
@@ -288,6 +288,39 @@ describe('coordinator over WebSocket (memory store)', () => {
     const missing = await fetch(`${coordinator.httpUrl}/nope`)
     assert.equal(missing.status, 404)
     assert.equal((await missing.json()).error.code, 'MGH_ERR_HTTP_NOT_FOUND')
+  })
+})
+
+describe('GET /held: which assets any visitor holds, for a service worker before its page joins', () => {
+  test('names the held ones among those asked, with CORS; coded 400 for a bad query; refuses origins allowedOrigins does not list', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
+    const guarded = await startCoordinator({ port: 0, stunPort: 0, allowedOrigins: ['https://shop.example'] })
+    const holder = await TestClient.open(coordinator.url)
+    try {
+      await holder.join([h('held-a'), h('held-b')])
+      const held = (/** @type {string} */ base, /** @type {string[]} */ hashes, /** @type {RequestInit} */ init = {}) =>
+        fetch(heldUrl(base.replace(/^http/, 'ws'), hashes), init)
+      const res = await held(coordinator.httpUrl, [h('held-a'), h('nobody'), h('held-b'), h('held-a')])
+      assert.equal(res.status, 200)
+      assert.equal(res.headers.get('access-control-allow-origin'), '*')
+      assert.deepEqual(await res.json(), { held: [h('held-a'), h('held-b')] })
+      // Nobody is introduced: the asker has not joined, and a lookup names holders, not this.
+      assert.deepEqual(await (await held(coordinator.httpUrl, [h('nobody')])).json(), { held: [] })
+      for (const query of ['', '?hashes=', '?hashes=nope', `?hashes=${Array.from({ length: 65 }, (_, i) => encodeURIComponent(h(`n${i}`))).join(',')}`]) {
+        const bad = await fetch(`${coordinator.httpUrl}/held${query}`)
+        assert.equal(bad.status, 400, query.slice(0, 40))
+        assert.equal((await bad.json()).error.code, 'MGH_ERR_HTTP_BAD_QUERY')
+      }
+      const foreign = await held(guarded.httpUrl, [h('held-a')], { headers: { origin: 'https://elsewhere.example' } })
+      assert.equal(foreign.status, 403)
+      assert.equal((await foreign.json()).error.code, 'MGH_ERR_ORIGIN_NOT_ALLOWED')
+      assert.equal((await held(guarded.httpUrl, [h('held-a')], { headers: { origin: 'https://shop.example' } })).status, 200)
+      assert.match(await (await fetch(`${coordinator.httpUrl}/metrics`)).text(), /^maygh_held_checks_total 2$/m)
+    } finally {
+      await holder.close()
+      await coordinator.close()
+      await guarded.close()
+    }
   })
 })
 

@@ -65,6 +65,8 @@ before(async () => {
   // A long page: one image in the first viewport, one far below it.
   await writeFile(join(dir, 'long.html'), `<!doctype html><title>Long</title><script src="/maygh.js" data-coordinator="${coordinator.url}"${slowHedge} async></script>
 <img id="top" src="/img/p01.png" alt="top"><div style="height: 4000px"></div><img id="bottom" src="/img/p02.png" alt="bottom">`)
+  // A page under the worker whose script never says hello (as one that loads slowly).
+  await writeFile(join(dir, 'mute.html'), '<!doctype html><title>Mute</title><img src="/img/p01.png" alt="a"><img src="/img/p04.png" alt="b">')
   await writeFile(join(dir, 'maygh-manifest.json'), JSON.stringify(await buildManifest(dir)))
   site = await startStaticSite(dir)
 })
@@ -223,6 +225,25 @@ test('the worker answers a named GET from the store, and leaves Range requests, 
     await v.close()
   }
 })
+
+for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
+  test(`${kind}: what nobody holds goes to the origin at once, before the page's script has said hello (the worker asks the coordinator's /held)`, { timeout: 60000 }, async () => {
+    const v = await visitor(kind)
+    try {
+      await v.open('/about.html')
+      const checks = async () => Number(/^maygh_held_checks_total (\d+)$/m.exec(await (await fetch(`${coordinator.httpUrl}/metrics`)).text())?.[1])
+      const before = await checks()
+      const t0 = Date.now()
+      await v.tab.goto(site.url + '/mute.html')
+      await v.tab.waitForFunction(() => [...document.images].every((img) => img.complete && img.naturalWidth > 0))
+      // The hedge deadline is 10 s, and no hello ever comes: well under that is the behaviour.
+      assert.ok(Date.now() - t0 < 5000, `shown in ${Date.now() - t0} ms`)
+      assert.ok(await checks() > before, 'the worker asked the coordinator')
+    } finally {
+      await v.close()
+    }
+  })
+}
 
 test('coordinator down: the worker\'s loads go to the origin at once, not after any timeout', { timeout: 60000 }, async () => {
   const v = await visitor('firefox')
