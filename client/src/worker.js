@@ -163,32 +163,52 @@ function statsFor (clientId) {
  */
 function peersOf (clientId) {
   return async (url, name, { signal, onBytes, deadline, priority }) => {
+    if (!peersUp && !pageOf(clientId).said) return null
+    // Asked before the page's script has said hello: whether anybody holds it at all. Nobody, the
+    // coordinator says → the origin now, whatever the page is doing by then (its request is
+    // cancelled). Held, or no answer: the page's lookup decides, as without it.
+    const page = new AbortController()
+    const stop = () => page.abort()
+    signal.addEventListener('abort', stop, { once: true })
+    if (!pageOf(clientId).said) heldCheck?.held(name.hash).then((held) => { if (held === false) stop() })
     const client = clientId ? await sw.clients.get(clientId) : undefined
-    if (!client || (!peersUp && !pageOf(clientId).said)) return null
-    const aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(false)))
-    const heard = listening(client).then(() => false)
-    // Before the page's script can ask: nobody holds it, the coordinator says → the origin now.
-    // That it is held (or no answer) changes nothing: the page's lookup decides.
-    const nobody = !pageOf(clientId).said && heldCheck ? heldCheck.held(name.hash).then((held) => held === false || heard) : heard
-    if (await Promise.race([nobody, heard, aborted]) || signal.aborted) return null
-    return new Promise((resolve) => {
-      const { port1, port2 } = new MessageChannel()
-      const end = (/** @type {any} */ asset) => {
-        port1.close()
-        resolve(asset)
-      }
-      port1.onmessage = ({ data }) => {
-        const reply = /** @type {import('./worker-messages.js').GetReply | undefined} */ (data)
-        if (reply?.t === 'bytes') onBytes()
-        else end(reply?.asset ?? null)
-      }
-      signal.addEventListener('abort', () => {
-        port1.postMessage(/** @satisfies {import('./worker-messages.js').GetCancel} */ ({ t: 'cancel' }))
-        end(null)
-      }, { once: true })
-      client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', url, name, quietMs: deadline(), priority: priority() }), [port2])
-    })
+    if (!client) return null
+    try {
+      return await fromPage(client, url, name, { signal: page.signal, onBytes, deadline, priority })
+    } finally {
+      signal.removeEventListener('abort', stop)
+    }
   }
+}
+
+/**
+ * Ask the page for an asset from its peers, once its script listens.
+ * @param {Client} client
+ * @param {string} url
+ * @param {import('./names.js').Name} name
+ * @param {import('./loader.js').PeerHow} how `signal`: give up (a `cancel` goes to the page if it was asked)
+ * @returns {Promise<import('./worker-messages.js').PeerAsset | null>}
+ */
+async function fromPage (client, url, name, { signal, onBytes, deadline, priority }) {
+  await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
+  if (signal.aborted) return null
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel()
+    const end = (/** @type {any} */ asset) => {
+      port1.close()
+      resolve(asset)
+    }
+    port1.onmessage = ({ data }) => {
+      const reply = /** @type {import('./worker-messages.js').GetReply | undefined} */ (data)
+      if (reply?.t === 'bytes') onBytes()
+      else end(reply?.asset ?? null)
+    }
+    signal.addEventListener('abort', () => {
+      port1.postMessage(/** @satisfies {import('./worker-messages.js').GetCancel} */ ({ t: 'cancel' }))
+      end(null)
+    }, { once: true })
+    client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', url, name, quietMs: deadline(), priority: priority() }), [port2])
+  })
 }
 
 /** @param {WorkerMessage} msg to every page of ours */
