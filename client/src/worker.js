@@ -190,6 +190,8 @@ function peersOf (clientId) {
  * @returns {Promise<import('./worker-messages.js').PeerAsset | null>}
  */
 async function fromPage (client, url, name, { signal, onBytes, deadline, priority }) {
+  // Given up already (nobody holds it, the coordinator said while the page was looked for): not asked.
+  if (signal.aborted) return null
   await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
   if (signal.aborted) return null
   return new Promise((resolve) => {
