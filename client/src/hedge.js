@@ -10,6 +10,9 @@
  */
 import { hedgeDeadline, smooth } from './hedge-rule.js'
 
+/** How often a waiting request's deadline is read again, ms at most. */
+const RECHECK_MS = 100
+
 /** The origin's speed as observed, smoothed, and the hedge deadline it gives a request. */
 export class OriginClock {
   /** @param {import('./hedge-rule.js').HedgeSettings} settings */
@@ -90,8 +93,9 @@ export function hedge (peers, origin, deadline) {
       const quiet = performance.now() - quietSince
       const ms = deadline()
       if (quiet >= ms) startOrigin()
-      // Infinity (savings first): looked at again now and then, in case the request's priority changes.
-      else timer = setTimeout(check, Math.min(ms - quiet, 1000))
+      // Looked at again at least every RECHECK_MS: the request's priority may change meanwhile (its
+      // page says where its image lies), and with it the deadline.
+      else timer = setTimeout(check, Math.min(ms - quiet, RECHECK_MS))
     }
     check()
     const peersGaveUp = () => {

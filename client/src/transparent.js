@@ -106,21 +106,24 @@ export function startTransparent (config) {
       if (now - last > 20) port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'bytes' }), [])
       last = now
     }
-    // An image the page has found below the fold since the worker asked goes after the viewport's.
-    const now = () => priority === 'viewport' && below.has(url) ? 'later' : priority ?? 'viewport'
+    // Once the page has placed its images, where this one lies decides (the worker may have asked
+    // before that, or before it heard).
+    const now = () => priority === 'blocking' || !below ? priority ?? 'viewport' : below.has(url) ? 'later' : 'viewport'
     const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: now }).catch(() => null)
     port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'done', asset }), asset ? [asset.bytes.buffer] : [])
   }
 
   /** @type {Promise<unknown>} */
   let adopted = Promise.resolve()
-  const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb() })))
-  /** @type {Set<string>} the page's images below the first viewport */
-  let below = new Set()
+  // `placing`: this page will say where its images lie (`later`), once laid out.
+  const placing = !!controller && typeof IntersectionObserver === 'function'
+  const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb(), placing })))
+  /** @type {Set<string> | null} the page's images below the first viewport; null until it has been laid out */
+  let below = null
   // The worker lets peers take longer over them (hedge-rule.js). Told once the page has been laid
   // out, as it is anyway: measuring them as the script starts forced a layout of the half-parsed
   // page (60 ms of the shop's main thread, which held up the worker's messages and the coordinator's).
-  if (controller) {
+  if (placing) {
     watchBelow((urls) => {
       below = urls
       controller.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'later', urls: [...urls] }))
@@ -170,22 +173,22 @@ function workerUrl (config) {
 /**
  * Watch the page's images (those parsed by now and by the end of parsing)
  * with an IntersectionObserver, which reads the layout the browser makes
- * anyway, and say which lie below the viewport whenever that changes (an
- * image scrolled into view no longer does).
+ * anyway, and say which lie below the viewport once it first reports, and
+ * whenever that changes (an image scrolled into view no longer does).
  * @param {(urls: Set<string>) => void} changed
  */
 function watchBelow (changed) {
-  if (typeof IntersectionObserver !== 'function') return
   /** @type {Map<Element, string>} */
   const below = new Map()
+  let was = -1
   const observer = new IntersectionObserver((entries) => {
-    const was = below.size
     for (const e of entries) {
       const img = /** @type {HTMLImageElement} */ (e.target)
       if (!e.isIntersecting && e.boundingClientRect.top >= (e.rootBounds?.bottom ?? innerHeight)) below.set(img, img.currentSrc || img.src)
       else below.delete(img)
     }
     if (below.size || was) changed(new Set(below.values()))
+    was = below.size
   })
   /** @type {WeakSet<Element>} */
   const seen = new WeakSet()

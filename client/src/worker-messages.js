@@ -8,12 +8,15 @@
  * that wants a reply carries a MessagePort, and the reply comes on it.
  *
  * Page → worker:
- * - `hello {ttfb}`: the page's script listens (and saw this time to first
- *   byte for its own HTML). The worker answers `held {all}`, sends what it
- *   kept for the page, and from then on sends it `get`s.
+ * - `hello {ttfb, placing}`: the page's script listens (and saw this time to
+ *   first byte for its own HTML; `placing`: it will say where its images lie,
+ *   with `later`, once laid out). The worker answers `held {all}`, sends
+ *   what it kept for the page, and from then on sends it `get`s.
  * - `later {urls}`: the URLs of the page's images below the first viewport,
  *   as its layout now places them (the hedge rule lets peers take longer
- *   over them); sent whenever that changes.
+ *   over them); sent once laid out, then whenever that changes. Until the
+ *   first, a page that said `placing` has its images taken as below the fold:
+ *   a request is not raced with the origin for want of knowing where its image lies.
  * - `peers {up}`: whether the page joined a coordinator. While the last page
  *   did not, the next page's requests made before its `hello` go to the
  *   origin at once.
@@ -41,7 +44,7 @@
 /** @typedef {import('./peer-fetch.js').PeerAsset} PeerAsset */
 
 /**
- * @typedef {{ maygh: 'hello', ttfb: number }} Hello
+ * @typedef {{ maygh: 'hello', ttfb: number, placing?: boolean }} Hello
  * @typedef {{ maygh: 'later', urls: string[] }} Later
  * @typedef {{ maygh: 'peers', up: boolean }} PeersUp
  * @typedef {{ maygh: 'read', hash: string }} Read

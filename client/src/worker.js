@@ -56,9 +56,10 @@ const adopting = new Set()
  * a page whose script is not listening yet can be lost). Until then what is
  * for a page waits here (`held`: stats, at most MAX_HELD), and it is sent
  * `ping`, which a listening page answers with `hello`.
- * `later`: its images below the first viewport, as its last `later` said.
+ * `later`: its images below the first viewport, as its last `later` said;
+ * `placing`: it has said it will say so, and has not yet (all its images count as below the fold meanwhile).
  * `pinged`: when it was last sent a ping.
- * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], later: Set<string>, pinged: number }} Page
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], later: Set<string>, placing: boolean, pinged: number }} Page
  * @type {Map<string, Page>}
  */
 const pages = new Map()
@@ -73,7 +74,7 @@ let peersUp = true
 /** @param {string} id @returns {Page} */
 function pageOf (id) {
   let page = pages.get(id)
-  if (!page) pages.set(id, (page = { said: false, waiters: [], held: [], later: new Set(), pinged: -Infinity }))
+  if (!page) pages.set(id, (page = { said: false, waiters: [], held: [], later: new Set(), placing: false, pinged: -Infinity }))
   return page
 }
 
@@ -126,7 +127,10 @@ async function respond (req, clientId) {
       stats: statsFor(clientId),
       peers: peersOf(clientId),
       origin: async (signal) => (answer = await fetch(req, { signal })),
-      priority: () => priorityOf(req.destination, pageOf(clientId).later.has(req.url))
+      priority: () => {
+        const page = pageOf(clientId)
+        return priorityOf(req.destination, page.placing || page.later.has(req.url))
+      }
     })
     return new Response(bytes, { headers: { 'content-type': type, 'content-length': String(bytes.length) } })
   } catch {
@@ -225,6 +229,7 @@ sw.addEventListener('message', (event) => {
   if (m?.maygh === 'hello') {
     if (source) {
       const p = pageOf(source.id)
+      if (!p.said) p.placing = m.placing === true
       p.said = true
       for (const msg of p.held.splice(0)) toPage(source, msg)
       for (const w of p.waiters.splice(0)) w()
@@ -235,7 +240,11 @@ sw.addEventListener('message', (event) => {
     clock.observe(m.ttfb)
     event.waitUntil(cacheReady.then(() => toPage(source, { maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
   } else if (m?.maygh === 'later') {
-    if (source && Array.isArray(m.urls)) pageOf(source.id).later = new Set(m.urls.map(String))
+    if (source && Array.isArray(m.urls)) {
+      const p = pageOf(source.id)
+      p.later = new Set(m.urls.map(String))
+      p.placing = false
+    }
   } else if (m?.maygh === 'peers') {
     peersUp = m.up === true
   } else if (m?.maygh === 'read' && port) {
