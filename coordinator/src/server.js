@@ -629,7 +629,8 @@ export class Coordinator extends EventEmitter {
    * some live visitor holds, for the asker's network under pairWithinNetwork.
    * Names no holder and introduces nobody (a lookup does that): a service
    * worker asks it before its page has joined, so that what nobody holds
-   * goes to the origin at once. Pages of origins allowedOrigins does not
+   * goes to the origin at once. Each asset nobody holds counts as a lookup
+   * that missed (its page makes none); a held one is counted by its page's lookup. Pages of origins allowedOrigins does not
    * list are refused. A store that fails or is slow answers MGH_ERR_STORE
    * (the worker then waits for its page, as without it).
    * @param {import('node:http').IncomingMessage} req
@@ -646,6 +647,13 @@ export class Coordinator extends EventEmitter {
     try {
       const found = await Promise.all(hashes.map((hash) => this.store.sampleHolders(scope + hash, 1)))
       this.metrics.countHeldCheck()
+      // An asset nobody holds goes to the origin with no lookup of its page's: counted as the lookup
+      // that missed (a held one is counted by the lookup its page makes next).
+      for (const holders of found) {
+        if (holders.length > 0) continue
+        this.counters.lookups++
+        this.metrics.countLookup(false)
+      }
       return hashes.filter((_, i) => found[i].length > 0)
     } catch (err) {
       this.warn(err, 'held failed')

@@ -300,10 +300,13 @@ describe('GET /held: which assets any visitor holds, for a service worker before
       await holder.join([h('held-a'), h('held-b')])
       const held = (/** @type {string} */ base, /** @type {string[]} */ hashes, /** @type {RequestInit} */ init = {}) =>
         fetch(heldUrl(base.replace(/^http/, 'ws'), hashes), init)
+      const lookups = coordinator.counters.lookups
       const res = await held(coordinator.httpUrl, [h('held-a'), h('nobody'), h('held-b'), h('held-a')])
       assert.equal(res.status, 200)
       assert.equal(res.headers.get('access-control-allow-origin'), '*')
       assert.deepEqual(await res.json(), { held: [h('held-a'), h('held-b')] })
+      // What nobody holds counts as a lookup that missed: its page will make none.
+      assert.equal(coordinator.counters.lookups, lookups + 1)
       // Nobody is introduced: the asker has not joined, and a lookup names holders, not this.
       assert.deepEqual(await (await held(coordinator.httpUrl, [h('nobody')])).json(), { held: [] })
       for (const query of ['', '?hashes=', '?hashes=nope', `?hashes=${Array.from({ length: 65 }, (_, i) => encodeURIComponent(h(`n${i}`))).join(',')}`]) {
