@@ -26,7 +26,7 @@ import { navigationTtfb } from './page.js'
  */
 
 /** Worker settings passed in its URL's query when not at their defaults. */
-const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedge', 'hedgeMinMs', 'hedgeMaxMs', 'coordinator', 'lookupTimeoutMs'])
+const WORKER_SETTINGS = /** @type {const} */ (['manifest', 'quotaMb', 'hedge', 'hedgeMinMs', 'hedgeMaxMs'])
 
 /**
  * Start the page's side (once per page: a second call returns the first's API).
@@ -131,7 +131,9 @@ export function startTransparent (config) {
   }
   // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker
   // sends the next page's first requests straight to the origin while its script loads when they did not.
-  peers.ready.then((up) => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'peers', up })))).catch(() => {})
+  // With the coordinators to ask about the next page's requests before its script joins (not in the
+  // worker's URL: a page whose settings differ would replace the worker under the pages it controls).
+  peers.ready.then((up) => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'peers', up, coordinator: config.coordinator, lookupTimeoutMs: config.lookupTimeoutMs })))).catch(() => {})
   // A controlled page says hello at once: the worker holds its requests for peers' bytes until then.
   if (controller) hello()
   registered.then(() => {

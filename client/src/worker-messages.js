@@ -17,9 +17,10 @@
  *   over them); sent once laid out, then whenever that changes. Until the
  *   first, a page that said `placing` has its images taken as below the fold:
  *   a request is not raced with the origin for want of knowing where its image lies.
- * - `peers {up}`: whether the page joined a coordinator. While the last page
- *   did not, the next page's requests made before its `hello` go to the
- *   origin at once.
+ * - `peers {up, coordinator, lookupTimeoutMs}`: whether the page joined a
+ *   coordinator. While the last page did not, the next page's requests made
+ *   before its `hello` go to the origin at once; while it did, the worker asks
+ *   those coordinators' `/held` about them (held-check.js).
  * - `read {hash}` + port: the stored bytes to serve a peer ({@link ReadReply}).
  * - `adopt {urls}` + port: store what the page loaded before the worker
  *   controlled it (its first view); `null` once done.
@@ -46,7 +47,7 @@
 /**
  * @typedef {{ maygh: 'hello', ttfb: number, placing?: boolean }} Hello
  * @typedef {{ maygh: 'later', urls: string[] }} Later
- * @typedef {{ maygh: 'peers', up: boolean }} PeersUp
+ * @typedef {{ maygh: 'peers', up: boolean, coordinator?: string, lookupTimeoutMs?: number }} PeersUp
  * @typedef {{ maygh: 'read', hash: string }} Read
  * @typedef {StoredAsset | null} ReadReply
  * @typedef {{ maygh: 'adopt', urls: string[] }} Adopt

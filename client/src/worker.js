@@ -46,9 +46,12 @@ const cache = new Cache({ quotaBytes: config.quotaMb * 1048576, onChange: (chang
 const cacheReady = cache.open()
 const clock = new OriginClock(config)
 const loader = new Loader({ names, cache, cacheReady, clock })
-const urls = coordinatorUrls(config.coordinator)
-/** Asks the coordinator whether anybody holds what a page wants before the page can. */
-const heldCheck = urls.length ? new HeldCheck({ urls, timeoutMs: config.lookupTimeoutMs }) : null
+/**
+ * Asks the coordinator whether anybody holds what a page wants before the
+ * page can: the coordinators the last page to join named (`peers`).
+ * @type {HeldCheck | null}
+ */
+let heldCheck = null
 /** @type {Set<Promise<unknown>>} adoptions in progress */
 const adopting = new Set()
 /**
@@ -247,6 +250,9 @@ sw.addEventListener('message', (event) => {
     }
   } else if (m?.maygh === 'peers') {
     peersUp = m.up === true
+    const urls = coordinatorUrls(String(m.coordinator ?? ''))
+    if (!peersUp || !urls.length) heldCheck = null
+    else if (!heldCheck || !urls.includes(heldCheck.url)) heldCheck = new HeldCheck({ urls, timeoutMs: Number(m.lookupTimeoutMs) || config.lookupTimeoutMs })
   } else if (m?.maygh === 'read' && port) {
     event.waitUntil(cacheReady.then(() => cache.get(String(m.hash))).then((/** @type {import('./worker-messages.js').ReadReply} */ a) => port.postMessage(a, a ? [a.bytes.buffer] : [])))
   } else if (m?.maygh === 'adopt' && port && Array.isArray(m.urls)) {
