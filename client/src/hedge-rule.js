@@ -92,6 +92,25 @@ export function passOverMs (capMs, paceMs) {
 export const smooth = (was, now) => was === null ? now : 0.75 * was + 0.25 * now
 
 /**
+ * Where a page's images lie, as its page has said (`later`): placed below
+ * the first viewport, placed in it, and whether some are not placed yet.
+ * @typedef {{ below: Set<string>, above: Set<string>, placing: boolean }} Placement
+ */
+
+/**
+ * Whether an image counts as below the fold: placed there, or not placed
+ * yet while its page is still placing its images (a request is not raced
+ * with the origin for want of knowing where its image lies). Once the page
+ * has placed them all, one it never placed (a CSS background, an image added
+ * later) counts as in view.
+ * @param {Placement} placement
+ * @param {string} url
+ */
+export function belowFold ({ below, above, placing }, url) {
+  return below.has(url) || (placing && !above.has(url))
+}
+
+/**
  * A request's priority from its Fetch `destination` and where the page says
  * its element is: scripts, styles and fonts block rendering; anything else
  * (images, fetches, CSS backgrounds) counts as in the viewport unless the

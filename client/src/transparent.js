@@ -18,6 +18,7 @@
 import { DEFAULTS } from './config.js'
 import { startPeers } from './peers.js'
 import { navigationTtfb } from './page.js'
+import { belowFold } from './hedge-rule.js'
 
 /**
  * What this page and its worker say to each other (worker-messages.js).
@@ -108,7 +109,7 @@ export function startTransparent (config) {
     }
     // Once the page has placed its images, where this one lies decides (the worker may have asked
     // before that, or before it heard).
-    const now = () => priority === 'blocking' || !below ? priority ?? 'viewport' : below.has(url) ? 'later' : 'viewport'
+    const now = () => priority === 'blocking' || !placing ? priority ?? 'viewport' : belowFold(placement, url) ? 'later' : 'viewport'
     const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: now }).catch(() => null)
     port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'done', asset }), asset ? [asset.bytes.buffer] : [])
   }
@@ -118,15 +119,15 @@ export function startTransparent (config) {
   // `placing`: this page will say where its images lie (`later`), once laid out.
   const placing = !!controller && typeof IntersectionObserver === 'function'
   const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb(), placing })))
-  /** @type {Set<string> | null} the page's images below the first viewport; null until it has been laid out */
-  let below = null
+  /** @type {import('./hedge-rule.js').Placement} where the page's images lie, as far as laid out: none yet */
+  let placement = { below: new Set(), above: new Set(), placing }
   // The worker lets peers take longer over them (hedge-rule.js). Told once the page has been laid
   // out, as it is anyway: measuring them as the script starts forced a layout of the half-parsed
   // page (60 ms of the shop's main thread, which held up the worker's messages and the coordinator's).
   if (placing) {
-    watchBelow((urls) => {
-      below = urls
-      controller.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'later', urls: [...urls] }))
+    watchPlacement((now) => {
+      placement = now
+      controller.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'later', urls: [...now.below], above: [...now.above], placing: now.placing }))
     })
   }
   // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker
@@ -175,33 +176,55 @@ function workerUrl (config) {
 /**
  * Watch the page's images (those parsed by now and by the end of parsing)
  * with an IntersectionObserver, which reads the layout the browser makes
- * anyway, and say which lie below the viewport once it first reports, and
- * whenever that changes (an image scrolled into view no longer does).
- * @param {(urls: Set<string>) => void} changed
+ * anyway, and say where they lie whenever it reports: which are below the
+ * viewport, which in it, and whether some are not placed yet (the page is
+ * still being parsed, or the observer has yet to report on them).
+ * @param {(placement: import('./hedge-rule.js').Placement) => void} changed
  */
-function watchBelow (changed) {
+function watchPlacement (changed) {
   /** @type {Map<Element, string>} */
   const below = new Map()
-  let was = -1
+  /** @type {Map<Element, string>} */
+  const above = new Map()
+  /** @type {Set<Element>} observed, not yet reported on */
+  const unplaced = new Set()
+  // Parsed to the end once DOMContentLoaded has fired (readyState is `interactive` a little before).
+  let parsed = document.readyState !== 'loading'
+  const tell = () => changed({ below: new Set(below.values()), above: new Set(above.values()), placing: !parsed || unplaced.size > 0 })
   const observer = new IntersectionObserver((entries) => {
     for (const e of entries) {
       const img = /** @type {HTMLImageElement} */ (e.target)
-      if (!e.isIntersecting && e.boundingClientRect.top >= (e.rootBounds?.bottom ?? innerHeight)) below.set(img, img.currentSrc || img.src)
-      else below.delete(img)
+      const url = img.currentSrc || img.src
+      unplaced.delete(img)
+      below.delete(img)
+      above.delete(img)
+      if (!e.isIntersecting && e.boundingClientRect.top >= (e.rootBounds?.bottom ?? innerHeight)) below.set(img, url)
+      else above.set(img, url)
     }
-    if (below.size || was) changed(new Set(below.values()))
-    was = below.size
+    tell()
   })
   /** @type {WeakSet<Element>} */
   const seen = new WeakSet()
   const observe = () => {
     for (const img of document.images) {
-      if (!seen.has(img)) observer.observe(img)
+      if (seen.has(img)) continue
       seen.add(img)
+      unplaced.add(img)
+      observer.observe(img)
     }
   }
-  observe()
-  if (document.readyState === 'loading') addEventListener('DOMContentLoaded', observe, { once: true })
+  // Parsed to the end: what is seen then is all there is to place (images added later count as in
+  // view). Said at once when there is nothing to place (the observer would never report).
+  const parsedNow = () => {
+    parsed = true
+    observe()
+    if (!unplaced.size) tell()
+  }
+  if (parsed) parsedNow()
+  else {
+    observe()
+    addEventListener('DOMContentLoaded', parsedNow, { once: true })
+  }
 }
 
 /** Resolves once the page's `load` event has fired. */

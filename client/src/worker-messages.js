@@ -12,11 +12,14 @@
  *   first byte for its own HTML; `placing`: it will say where its images lie,
  *   with `later`, once laid out). The worker answers `held {all}`, sends
  *   what it kept for the page, and from then on sends it `get`s.
- * - `later {urls}`: the URLs of the page's images below the first viewport,
- *   as its layout now places them (the hedge rule lets peers take longer
- *   over them); sent once laid out, then whenever that changes. Until the
- *   first, a page that said `placing` has its images taken as below the fold:
- *   a request is not raced with the origin for want of knowing where its image lies.
+ * - `later {urls, above, placing}`: where the page's layout now places its
+ *   images: `urls` below the first viewport (the hedge rule lets peers take
+ *   longer over them), `above` in it, `placing` while some are not placed
+ *   yet (the page is still parsed, or not yet laid out); sent whenever its
+ *   IntersectionObserver reports. A page that said `placing` in its hello has
+ *   the images it has not placed taken as below the fold until it says it
+ *   has placed them all (hedge-rule.js belowFold): a request is not raced
+ *   with the origin for want of knowing where its image lies.
  * - `peers {up, coordinator, lookupTimeoutMs}`: whether the page joined a
  *   coordinator. While the last page did not, the next page's requests made
  *   before its `hello` go to the origin at once; while it did, the worker asks
@@ -46,7 +49,7 @@
 
 /**
  * @typedef {{ maygh: 'hello', ttfb: number, placing?: boolean }} Hello
- * @typedef {{ maygh: 'later', urls: string[] }} Later
+ * @typedef {{ maygh: 'later', urls: string[], above: string[], placing: boolean }} Later
  * @typedef {{ maygh: 'peers', up: boolean, coordinator?: string, lookupTimeoutMs?: number }} PeersUp
  * @typedef {{ maygh: 'read', hash: string }} Read
  * @typedef {StoredAsset | null} ReadReply

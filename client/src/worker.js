@@ -20,7 +20,7 @@
 import { Names } from './names.js'
 import { Cache } from './cache.js'
 import { OriginClock } from './hedge.js'
-import { priorityOf } from './hedge-rule.js'
+import { belowFold, priorityOf, smooth } from './hedge-rule.js'
 import { Loader } from './loader.js'
 import { HeldCheck } from './held-check.js'
 import { coordinatorUrls, readConfig } from './config.js'
@@ -59,10 +59,12 @@ const adopting = new Set()
  * a page whose script is not listening yet can be lost). Until then what is
  * for a page waits here (`held`: stats, at most MAX_HELD), and it is sent
  * `ping`, which a listening page answers with `hello`.
- * `later`: its images below the first viewport, as its last `later` said;
- * `placing`: it has said it will say so, and has not yet (all its images count as below the fold meanwhile).
+ * `placement`: where its images lie, as its last `later` said (hedge-rule.js belowFold); a page
+ * whose hello said `placing` has all its images counted below the fold until then, and so has a
+ * page whose hello has not come yet (pagesPlace), until it is helloDue() late.
+ * `opened`: when its navigation reached the worker (performance.now(); undefined: not seen).
  * `pinged`: when it was last sent a ping.
- * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], later: Set<string>, placing: boolean, pinged: number }} Page
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('./hedge-rule.js').Placement, opened?: number, pinged: number }} Page
  * @type {Map<string, Page>}
  */
 const pages = new Map()
@@ -73,11 +75,28 @@ const MAX_HELD = 1000
  * once instead of waiting for it.
  */
 let peersUp = true
+/**
+ * Whether a page has said hello (the site's pages run maygh.js): a page
+ * navigating is then presumed to place its images (`hello {placing}`), until
+ * its own hello says, or it is HELLO_DUE late.
+ */
+let pagesPlace = false
+/** How long pages took from their navigation to their hello, smoothed (ms; null before any). */
+let helloPace = /** @type {number | null} */ (null)
+/**
+ * A page not heard from this long after its navigation is no longer presumed
+ * to place its images (its script is late, or it has none): twice the usual
+ * wait, and at least HELLO_DUE_FLOOR_MS.
+ */
+const helloDue = () => helloPace === null ? HELLO_DUE_FLOOR_MS * 2 : Math.max(HELLO_DUE_FLOOR_MS, 2 * helloPace)
+const HELLO_DUE_FLOOR_MS = 500
+/** A page whose navigation began this recently is kept though it has no client yet. */
+const NAVIGATING_MS = 30000
 
 /** @param {string} id @returns {Page} */
 function pageOf (id) {
   let page = pages.get(id)
-  if (!page) pages.set(id, (page = { said: false, waiters: [], held: [], later: new Set(), placing: false, pinged: -Infinity }))
+  if (!page) pages.set(id, (page = { said: false, waiters: [], held: [], placement: { below: new Set(), above: new Set(), placing: false }, pinged: -Infinity }))
   return page
 }
 
@@ -107,7 +126,15 @@ sw.addEventListener('activate', (e) => e.waitUntil(sw.clients.claim()))
 sw.addEventListener('fetch', (event) => {
   const req = event.request
   // A page view: revalidate the manifest meanwhile (a 304 while it is unchanged).
-  if (req.mode === 'navigate') return event.waitUntil(names.refresh())
+  if (req.mode === 'navigate') {
+    // The page to come is presumed to say where its images lie, as the last one did, until it says otherwise.
+    if (event.resultingClientId) {
+      const page = pageOf(event.resultingClientId)
+      page.opened = performance.now()
+      page.placement.placing = pagesPlace
+    }
+    return event.waitUntil(names.refresh())
+  }
   const url = new URL(req.url)
   if (req.method !== 'GET' || req.headers.has('range') || url.origin !== location.origin || url.href === names.url) return
   // Known at once once the manifest is in: an unnamed URL is left alone.
@@ -132,7 +159,8 @@ async function respond (req, clientId) {
       origin: async (signal) => (answer = await fetch(req, { signal })),
       priority: () => {
         const page = pageOf(clientId)
-        return priorityOf(req.destination, page.placing || page.later.has(req.url))
+        const late = !page.said && page.opened !== undefined && performance.now() - page.opened > helloDue()
+        return priorityOf(req.destination, !late && belowFold(page.placement, req.url))
       }
     })
     return new Response(bytes, { headers: { 'content-type': type, 'content-length': String(bytes.length) } })
@@ -232,21 +260,27 @@ sw.addEventListener('message', (event) => {
   if (m?.maygh === 'hello') {
     if (source) {
       const p = pageOf(source.id)
-      if (!p.said) p.placing = m.placing === true
+      if (!p.said) {
+        p.placement.placing = m.placing === true
+        pagesPlace = true
+        if (p.opened !== undefined) helloPace = smooth(helloPace, performance.now() - p.opened)
+      }
       p.said = true
       for (const msg of p.held.splice(0)) toPage(source, msg)
       for (const w of p.waiters.splice(0)) w()
       // Forget pages that have gone. Uncontrolled ones too: a first view says hello before
-      // clients.claim() has made it ours, and forgetting it would hold its stats for good.
-      sw.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((all) => { for (const id of pages.keys()) if (!all.some((c) => c.id === id)) pages.delete(id) })
+      // clients.claim() has made it ours, and forgetting it would hold its stats for good. Not one
+      // whose navigation is on its way (no client yet).
+      const now = performance.now()
+      sw.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((all) => {
+        for (const [id, page] of pages) if (!all.some((c) => c.id === id) && !(now - (page.opened ?? -Infinity) < NAVIGATING_MS)) pages.delete(id)
+      })
     }
     clock.observe(m.ttfb)
     event.waitUntil(cacheReady.then(() => toPage(source, { maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
   } else if (m?.maygh === 'later') {
     if (source && Array.isArray(m.urls)) {
-      const p = pageOf(source.id)
-      p.later = new Set(m.urls.map(String))
-      p.placing = false
+      pageOf(source.id).placement = { below: new Set(m.urls.map(String)), above: new Set(Array.isArray(m.above) ? m.above.map(String) : []), placing: m.placing === true }
     }
   } else if (m?.maygh === 'peers') {
     peersUp = m.up === true

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HEDGE_FACTOR, PACE_FACTOR, PASS_OVER_FLOOR_MS, hedgeDeadline, passOverMs, priorityOf } from '../src/hedge-rule.js'
+import { HEDGE_FACTOR, PACE_FACTOR, PASS_OVER_FLOOR_MS, belowFold, hedgeDeadline, passOverMs, priorityOf } from '../src/hedge-rule.js'
 import { DEFAULTS, readConfig } from '../src/config.js'
 
 const bounds = { hedgeMinMs: 100, hedgeMaxMs: 1500 }
@@ -49,6 +49,17 @@ test('priorities: scripts, styles and fonts block; what the page listed below th
   assert.equal(priorityOf('image', true), 'later')
   assert.equal(priorityOf('image', false), 'viewport')
   assert.equal(priorityOf('', false), 'viewport')
+})
+
+test('below the fold: what the page placed there; while it is still placing its images, any it has not placed in view; once done, only what it placed there', () => {
+  const below = new Set(['/b.png'])
+  const above = new Set(['/a.png'])
+  for (const placing of [true, false]) {
+    assert.equal(belowFold({ below, above, placing }, '/b.png'), true)
+    assert.equal(belowFold({ below, above, placing }, '/a.png'), false)
+    // Not parsed yet, or a CSS background: not raced with the origin while the page is placing.
+    assert.equal(belowFold({ below, above, placing }, '/c.png'), placing)
+  }
 })
 
 test('data-hedge: balanced by default; a known preference is taken, anything else is warned about and ignored', () => {

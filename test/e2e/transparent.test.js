@@ -65,6 +65,9 @@ before(async () => {
   // A long page: one image in the first viewport, one far below it.
   await writeFile(join(dir, 'long.html'), `<!doctype html><title>Long</title><script src="/maygh.js" data-coordinator="${coordinator.url}"${slowHedge} async></script>
 <img id="top" src="/img/p01.png" alt="top"><div style="height: 4000px"></div><img id="bottom" src="/img/p02.png" alt="bottom">`)
+  // The same, its script run (not async) before the image below is parsed: it places that one only once parsed.
+  await writeFile(join(dir, 'split.html'), `<!doctype html><title>Split</title><img id="top" src="/img/p01.png" alt="top">
+<script src="/maygh.js" data-coordinator="${coordinator.url}"${slowHedge}></script><div style="height: 4000px"></div><img id="bottom" src="/img/p02.png" alt="bottom">`)
   // A page under the worker whose script never says hello (as one that loads slowly).
   await writeFile(join(dir, 'mute.html'), '<!doctype html><title>Mute</title><img src="/img/p01.png" alt="a"><img src="/img/p04.png" alt="b">')
   await writeFile(join(dir, 'maygh-manifest.json'), JSON.stringify(await buildManifest(dir)))
@@ -159,26 +162,34 @@ for (const [first, second] of /** @type {const} */ ([['chromium', 'firefox'], ['
 }
 
 for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
-  test(`${kind}: the page tells its worker which images lie below the first viewport, and again once one is scrolled into view`, { timeout: 60000 }, async () => {
+  test(`${kind}: the page tells its worker where its images lie, that it is still placing them until every one parsed is placed, and again once one is scrolled into view`, { timeout: 60000 }, async () => {
     const v = await visitor(kind)
     try {
       // What the page posts to its worker (the contract's `later`), recorded as it goes.
       await v.tab.addInitScript(() => {
-        const told = /** @type {string[][]} */ ([])
+        const told = /** @type {{ below: string[], above: string[], placing: boolean }[]} */ ([])
         Object.defineProperty(globalThis, '__later', { value: told })
         const post = ServiceWorker.prototype.postMessage
+        const path = (/** @type {string} */ u) => new URL(u).pathname
         ServiceWorker.prototype.postMessage = function (/** @type {any} */ msg, /** @type {any} */ ...rest) {
-          if (msg?.maygh === 'later') told.push(msg.urls.map((/** @type {string} */ u) => new URL(u).pathname))
+          if (msg?.maygh === 'later') told.push({ below: msg.urls.map(path), above: msg.above.map(path), placing: msg.placing })
           return post.call(this, msg, ...rest)
         }
       })
       await v.open('/about.html')
-      await v.open('/long.html')
-      const later = () => v.tab.evaluate(() => /** @type {any} */ (globalThis).__later)
-      await until(async () => (await later()).length > 0)
-      assert.deepEqual((await later()).at(-1), ['/img/p02.png'])
-      await v.tab.evaluate(() => document.getElementById('bottom')?.scrollIntoView())
-      await until(async () => (await later()).at(-1)?.length === 0)
+      const later = () => v.tab.evaluate(() => /** @type {{ below: string[], above: string[], placing: boolean }[]} */ (/** @type {any} */ (globalThis).__later))
+      // Async (placed once laid out), and run before the image below the fold is parsed.
+      for (const page of ['/long.html', '/split.html']) {
+        await v.open(page)
+        await until(async () => (await later()).some((m) => !m.placing))
+        const told = await later()
+        // Until it says it has placed them all, what it has not placed counts as below the fold;
+        // once it has, the image below is in its list.
+        assert.deepEqual(told.find((m) => !m.placing), { below: ['/img/p02.png'], above: ['/img/p01.png'], placing: false }, `${page}: ${JSON.stringify(told)}`)
+        await v.tab.evaluate(() => document.getElementById('bottom')?.scrollIntoView())
+        await until(async () => (await later()).at(-1)?.below.length === 0)
+        assert.deepEqual((await later()).at(-1), { below: [], above: ['/img/p01.png', '/img/p02.png'], placing: false })
+      }
     } finally {
       await v.close()
     }
