@@ -15,12 +15,10 @@ export class HeldCheck {
    * @param {object} o
    * @param {string[]} o.urls the coordinators' WebSocket URLs (one is asked, picked at random once)
    * @param {number} o.timeoutMs
-   * @param {typeof fetch} [o.fetch]
    */
-  constructor ({ urls, timeoutMs, fetch = globalThis.fetch.bind(globalThis) }) {
+  constructor ({ urls, timeoutMs }) {
     this.url = urls[Math.floor(Math.random() * urls.length)]
     this.timeoutMs = timeoutMs
-    this.fetch = fetch
     /** @type {{ hashes: Set<string>, reply: Promise<Set<string> | null> } | null} the check being gathered this turn */
     this.batch = null
   }
@@ -38,7 +36,7 @@ export class HeldCheck {
         hashes,
         reply: new Promise((resolve) => setTimeout(resolve)).then(async () => {
           if (this.batch === batch) this.batch = null
-          const res = await this.fetch(heldUrl(this.url, [...hashes]), { signal: AbortSignal.timeout(this.timeoutMs), credentials: 'omit', cache: 'no-store' })
+          const res = await fetch(heldUrl(this.url, [...hashes]), { signal: AbortSignal.timeout(this.timeoutMs), credentials: 'omit', cache: 'no-store' })
           const body = res.ok ? await res.json() : null
           return Array.isArray(body?.held) ? new Set(/** @type {string[]} */ (body.held)) : null
         }).catch(() => null)

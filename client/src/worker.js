@@ -61,7 +61,8 @@ const adopting = new Set()
  * `ping`, which a listening page answers with `hello`.
  * `placement`: where its images lie, as its last `later` said (hedge-rule.js belowFold); a page
  * whose hello said `placing` has all its images counted below the fold until then, and so has a
- * page whose hello has not come yet (pagesPlace), until it is helloDue() late.
+ * page whose hello has not come yet (pagesPlace) while /held can say who holds its images, until
+ * it is helloDue() late.
  * `opened`: when its navigation reached the worker (performance.now(); undefined: not seen).
  * `pinged`: when it was last sent a ping.
  * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('./hedge-rule.js').Placement, opened?: number, pinged: number }} Page
@@ -90,6 +91,15 @@ let helloPace = /** @type {number | null} */ (null)
  */
 const helloDue = () => helloPace === null ? HELLO_DUE_FLOOR_MS * 2 : Math.max(HELLO_DUE_FLOOR_MS, 2 * helloPace)
 const HELLO_DUE_FLOOR_MS = 500
+/** Assets /held could not say anything about when last asked (the last UNKNOWN_MAX of them). */
+const unknownHeld = new Set()
+const UNKNOWN_MAX = 4096
+/** @param {Set<string>} set @param {string} hash */
+const remember = (set, hash) => {
+  set.delete(hash)
+  set.add(hash)
+  if (set.size > UNKNOWN_MAX) set.delete(/** @type {string} */ (set.values().next().value))
+}
 /** A page whose navigation began this recently is kept though it has no client yet. */
 const NAVIGATING_MS = 30000
 
@@ -159,8 +169,11 @@ async function respond (req, clientId) {
       origin: async (signal) => (answer = await fetch(req, { signal })),
       priority: () => {
         const page = pageOf(clientId)
-        const late = !page.said && page.opened !== undefined && performance.now() - page.opened > helloDue()
-        return priorityOf(req.destination, !late && belowFold(page.placement, req.url))
+        // Before its hello, a page is presumed to place its images while /held can tell whether
+        // anybody holds them (what nobody holds goes to the origin as soon as it says so; when it
+        // cannot say, the request races the origin as ever), and only until its hello is late.
+        const inView = !page.said && (!heldCheck || unknownHeld.has(name.hash) || (page.opened !== undefined && performance.now() - page.opened > helloDue()))
+        return priorityOf(req.destination, !inView && belowFold(page.placement, req.url))
       }
     })
     return new Response(bytes, { headers: { 'content-type': type, 'content-length': String(bytes.length) } })
@@ -205,7 +218,13 @@ function peersOf (clientId) {
     const page = new AbortController()
     const stop = () => page.abort()
     signal.addEventListener('abort', stop, { once: true })
-    if (!pageOf(clientId).said) heldCheck?.held(name.hash).then((held) => { if (held === false) stop() })
+    if (!pageOf(clientId).said) {
+      heldCheck?.held(name.hash).then((held) => {
+        if (held === false) stop()
+        if (held === null) remember(unknownHeld, name.hash)
+        else unknownHeld.delete(name.hash)
+      })
+    }
     const client = clientId ? await sw.clients.get(clientId) : undefined
     if (!client) return null
     try {
