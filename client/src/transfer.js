@@ -5,12 +5,18 @@
  * - as receiver: `request(hash)` sends `get` and resolves with the reply's
  *   bytes. Replies come in request order, so the oldest pending request owns
  *   each `ok`/`miss` header and the binary frames after an `ok`. A request
- *   whose caller gives up (its signal aborts: the origin won) sends `cancel`;
- *   its reply, whatever it is, is read and dropped.
+ *   whose caller gives up (its signal aborts: the origin won) sends
+ *   `cancel {cut: true}`, before its reply or during it; its reply, whatever
+ *   it is, is read and dropped, and may end early with `cut`.
  * - as sender: incoming `get`s are answered one at a time, in arrival order
- *   (the next ones' bytes read from the store meanwhile), in ≤ 16 KiB frames, pausing while `bufferedAmount` is above 1 MiB until
- *   `bufferedamountlow` (256 KiB). A `cancel` for a request not yet started
- *   has it answered `miss` in its turn, unread; one already started finishes.
+ *   (the next ones' bytes read from the store meanwhile), in ≤ 16 KiB frames, pausing while `bufferedAmount` is above HIGH_WATER until
+ *   `bufferedamountlow` (LOW_WATER). A `cancel` for a request not yet started
+ *   has it answered `miss` in its turn, unread; one being sent stops before its
+ *   next frame and ends with `{t: 'cut', id}` when the cancel says `cut: true`
+ *   (a receiver that does not say so reads replies whole: `cut` came with the
+ *   flag, so an older receiver never meets it), and finishes otherwise. What
+ *   is already in the channel's buffer goes anyway (up to HIGH_WATER): a cut
+ *   saves the rest of a large reply, not a small one sent at once.
  *
  * Verification is the caller's job (loader.js): this module only frames.
  * Anything that desynchronises the stream (unexpected frame, wrong id, too
@@ -30,7 +36,7 @@ const READ_AHEAD = 2
 
 /**
  * @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} Asset
- * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, size: number, got: number, type?: string, onBytes?: (n: number) => void }} Pending
+ * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, size: number, got: number, type?: string, onBytes?: (n: number) => void, cancelled?: boolean }} Pending `cancelled`: we sent `cancel {cut}`, so its reply may end with `cut`
  * @typedef {{ id: number, hash: string, cancelled?: boolean, read?: Promise<Asset | null> }} Queued `read`: the held asset, once asked for
  * @typedef {object} TransferOptions
  * @property {(hash: string) => Promise<Asset | null>} serve the held asset, verified, or null
@@ -55,6 +61,9 @@ export class Transfer {
     this.queue = []
     this.nextId = 1
     this.serving = false
+    /** the request whose reply is being sent (0: none), and whether its receiver asked us to cut it short */
+    this.sending = 0
+    this.cut = false
     /** when a message last went either way (for closing the least recently used channel) */
     this.lastActive = Date.now()
     /** @type {Error | null} */
@@ -94,10 +103,11 @@ export class Transfer {
       this.armStall()
       signal?.addEventListener('abort', () => {
         if (!this.pending.includes(p)) return
-        // Still owed a reply, which is read as usual and dropped.
+        // Still owed a reply, which is read as usual and dropped (and may be cut short).
         p.resolve = p.reject = () => {}
         p.onBytes = undefined
-        if (!p.buf) this.send(JSON.stringify({ t: 'cancel', id }))
+        p.cancelled = true
+        this.send(JSON.stringify({ t: 'cancel', id, cut: true }))
         reject(signal.reason)
       }, { once: true })
     })
@@ -124,8 +134,16 @@ export class Transfer {
         // Answered `miss` in its turn: replies stay in request order.
         const q = this.queue.find((q) => q.id === msg.id)
         if (q) q.cancelled = true
+        // Being sent: stopped before its next frame, if the receiver reads a `cut`.
+        else if (msg.id === this.sending && msg.cut === true) this.cut = true
         return
       }
+      case 'cut':
+        // Only a reply we cancelled, once its header has come.
+        if (!head?.buf || !head.cancelled || msg.id !== head.id) return this.fail('unexpected cut')
+        this.pending.shift()
+        this.armStall()
+        return
       case 'ok':
         if (!head || head.buf || msg.id !== head.id) return this.fail('unexpected ok')
         if (!Number.isInteger(msg.size) || msg.size < 0 || msg.size > head.maxBytes) return this.fail('bad size')
@@ -178,19 +196,28 @@ export class Transfer {
       while (this.queue.length && !this.closed) {
         for (const q of this.queue.slice(0, READ_AHEAD + 1)) if (!q.cancelled) q.read ??= this.options.serve(q.hash).catch(() => null)
         const { id, hash, cancelled, read } = /** @type {Queued} */ (this.queue.shift())
-        const asset = cancelled ? null : await read
+        this.sending = id
+        this.cut = false
+        // Cancelled while read: answered `miss`, as if cancelled in the queue.
+        const asset = cancelled ? null : await /** @type {Promise<Asset | null>} */ (read).then((a) => this.cut ? null : a)
         if (this.closed) return
         if (!asset) {
+          this.sending = 0
           this.send(JSON.stringify({ t: 'miss', id }))
           continue
         }
         const { bytes, type } = asset
         this.send(JSON.stringify({ t: 'ok', id, size: bytes.length, type }))
-        for (let at = 0; at < bytes.length && !this.closed; at += CHUNK_BYTES) {
+        let at = 0
+        for (; at < bytes.length && !this.closed; at += CHUNK_BYTES) {
           if (this.channel.bufferedAmount > HIGH_WATER) await this.drained()
+          if (this.cut) break
           if (!this.closed) this.send(bytes.subarray(at, at + CHUNK_BYTES))
         }
-        if (!this.closed) this.options.onServed?.(hash, bytes.length)
+        this.sending = 0
+        if (this.cut && at < bytes.length) this.send(JSON.stringify({ t: 'cut', id }))
+        // What went out (a cut reply counts only its frames sent).
+        if (!this.closed) this.options.onServed?.(hash, Math.min(at, bytes.length))
       }
     } finally {
       this.serving = false

@@ -50,7 +50,7 @@ test('pipelined requests are answered in order, misses included', async () => {
   assert.ok(receiver.open, 'a miss leaves the channel usable')
 })
 
-test('the sender pauses above 1 MiB buffered and resumes on bufferedamountlow', async () => {
+test('the sender pauses above HIGH_WATER buffered and resumes on bufferedamountlow', async () => {
   const bytes = new Uint8Array(randomBytes(4 << 20))
   const hash = await sriOf(bytes)
   const { ca, receiver } = pair({ [hash]: bytes })
@@ -159,16 +159,49 @@ test('cancel: a request not yet started is answered miss unread, one started is 
   assert.ok(receiver.open)
 })
 
-test('cancel once bytes flow: the rest is read and dropped, and the next request still gets its own bytes', async () => {
-  const big = new Uint8Array(randomBytes(300_000))
+test('cancel once bytes flow: the sender stops before its next frame and ends the reply with cut; the next request still gets its own bytes', async () => {
+  const big = new Uint8Array(randomBytes(4 << 20))
   const small = new Uint8Array(randomBytes(20_000))
   const hb = await sriOf(big)
   const hs = await sriOf(small)
-  const { receiver } = pair({ [hb]: big, [hs]: small })
+  const { ca, receiver, served } = pair({ [hb]: big, [hs]: small })
   const ctl = new AbortController()
   const a = receiver.request(hb, undefined, { signal: ctl.signal, onBytes: () => ctl.abort(new Error('origin won')) })
   const b = receiver.request(hs)
   await assert.rejects(a, /origin won/)
   assert.deepEqual((await b).bytes, small)
   assert.ok(receiver.open)
+  assert.ok(ca.sent.some((m) => typeof m === 'string' && JSON.parse(m).t === 'cut'), 'the reply was cut short')
+  assert.equal(served[0].hash, hb)
+  assert.ok(served[0].bytes < big.length / 2, `sent ${served[0].bytes} of ${big.length} bytes`)
+  assert.ok(served[0].bytes <= 2 * HIGH_WATER, `about what the buffer held when the cancel came: ${served[0].bytes}`)
+})
+
+test('a receiver whose cancel does not ask for a cut (an older client) gets the reply whole, never a cut', async () => {
+  const big = new Uint8Array(randomBytes(1 << 20))
+  const hb = await sriOf(big)
+  // A bare channel on the receiving side: the older client's messages written by hand.
+  const [ca, cb] = channelPair()
+  const served = /** @type {{ hash: string, bytes: number }[]} */ ([])
+  const sender = new Transfer(/** @type {any} */ (ca), { serve: async () => ({ bytes: big, type: 'image/png' }), onServed: (hash, bytes) => served.push({ hash, bytes }) })
+  let got = 0
+  cb.addEventListener('message', (/** @type {any} */ e) => {
+    if (typeof e.data === 'string' && JSON.parse(e.data).t === 'ok') cb.send(JSON.stringify({ t: 'cancel', id: 1 }))
+    if (typeof e.data !== 'string') got += e.data.byteLength
+  })
+  cb.send(JSON.stringify({ t: 'get', id: 1, hash: hb }))
+  for (let i = 0; i < 400 && !served.length; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.equal(got, big.length)
+  assert.deepEqual(served, [{ hash: hb, bytes: big.length }])
+  assert.ok(!ca.sent.some((m) => typeof m === 'string' && JSON.parse(m).t === 'cut'))
+  assert.ok(sender.open)
+})
+
+test('a cut the receiver did not ask for closes the channel as a protocol error', async () => {
+  const { ca, receiver } = pair({})
+  const p = receiver.request('sha256-x')
+  ca.send(JSON.stringify({ t: 'cut', id: 1 }))
+  await assert.rejects(p, (err) => /** @type {any} */ (err).code === 'MGH_ERR_PEER_PROTOCOL')
+  assert.equal(receiver.open, false)
 })
