@@ -21,7 +21,10 @@
  *             the pass-over, a stall, bad bytes): no deadline
  *
  * latency and balanced stay within hedgeMinMs … hedgeMaxMs. The deadline
- * only runs while peers send nothing (every peer byte restarts it), and
+ * only runs while peers send nothing (every peer byte restarts it, and so
+ * does handing the request to its first holder; an image that counted below
+ * the fold until its page placed it in view gets the viewport's deadline
+ * from then: loader.js), and
  * asking the origin does not stop the peers: the first complete copy wins,
  * so a peer transfer nearly done is not thrown away for the origin's.
  *

@@ -90,8 +90,9 @@ export function hedge (peers, origin, deadline) {
       })
     }
     const check = () => {
-      const quiet = performance.now() - quietSince
+      // The deadline first: reading it may restart the quiet time (a request its page now places in view).
       const ms = deadline()
+      const quiet = performance.now() - quietSince
       if (quiet >= ms) startOrigin()
       // Looked at again at least every RECHECK_MS: the request's priority may change meanwhile (its
       // page says where its image lies), and with it the deadline.

@@ -126,9 +126,22 @@ export class Loader {
     let won
     try {
       const priority = () => via.priority?.() ?? 'viewport'
-      const deadline = () => clock.deadline({ size: name.size ?? 0, priority: priority() })
+      // A request its page now places in view (it counted below the fold until the page said) gets the
+      // viewport's deadline from then, not from its start (hedge-rule.js).
+      let was = priority()
+      /** @type {() => void} */
+      let restart = () => {}
+      const deadline = () => {
+        const now = priority()
+        if (was === 'later' && now === 'viewport') restart()
+        was = now
+        return clock.deadline({ size: name.size ?? 0, priority: now })
+      }
       won = via.peers
-        ? await hedge((signal, onBytes) => /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority }), fromOrigin, deadline)
+        ? await hedge((signal, onBytes) => {
+          restart = onBytes
+          return /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority })
+        }, fromOrigin, deadline)
         : { value: await fromOrigin(new AbortController().signal), from: /** @type {const} */ ('origin') }
     } catch (err) {
       throw failure(via, url, hash, err)

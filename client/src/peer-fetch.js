@@ -71,6 +71,9 @@ export class PeerFetch {
     const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => rank(a) - rank(b))
     /** @type {Set<string>} */
     const tried = new Set()
+    // The first holder handed the request over an open channel starts the hedge's quiet time again
+    // (hedge-rule.js): the time to find it and open the channel is spent, the holder's answer is to come.
+    let asked = false
     for (;;) {
       // Requests started together share their holders: one may have failed another meanwhile.
       const left = order.filter((p) => !tried.has(p) && !this.banned.has(p))
@@ -106,6 +109,8 @@ export class PeerFetch {
         if (signal.aborted) return null
         // The last holder is waited for however quiet (the origin is asked meanwhile).
         const quietMs = () => others ? passOverMs(deadline(), this.answerPace) : Infinity
+        if (!asked) onBytes()
+        asked = true
         asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
       } catch (err) {
         // A peer's fault (a channel not open in time, a stall, …) counts whether or not the origin

@@ -75,12 +75,13 @@ after(() => {
  * request: bytes, an Error to fail with, `never` (its channel never opens),
  * `silent` (its channel opens, its reply never comes), `{ trickle: ms }`
  * (good.png's bytes, a frame every 10 ms for `ms`), `{ opensAfter: ms }`
- * (its channel opens that late, then it sends good.png) or `{ pause: ms }`
+ * (its channel opens that late, then it sends good.png; with `answersAfter: ms`, that long after
+ * it is asked) or `{ pause: ms }`
  * (one frame of good.png, nothing for `ms`, then the rest). `signaling` replaces the
  * stand-in coordinator connection (then `holders` is unused). The hedge
  * deadline is a minute unless `hedgeMs` says otherwise (`latency`: one
  * deadline for every request), or `hedge` gives the rule's settings.
- * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../src/hedge-rule.js').HedgeSettings }} [o]
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../src/hedge-rule.js').HedgeSettings }} [o]
  */
 function setup (o = {}) {
   hits = {}
@@ -147,6 +148,7 @@ function setup (o = {}) {
           how.onBytes()
           return { bytes: new Uint8Array(good), type: 'image/png' }
         }
+        if (r?.answersAfter) await Promise.race([new Promise((resolve) => setTimeout(resolve, r.answersAfter)), calledOff])
         if (r?.opensAfter) return { bytes: new Uint8Array(good), type: 'image/png' }
         // a turn in flight, as over a channel: a drop meanwhile fails the request, as closing the channel would
         await new Promise((resolve) => setImmediate(resolve))
@@ -184,7 +186,8 @@ function setup (o = {}) {
   /** @type {import('../src/loader.js').Via} */
   const via = { stats, peers: (url, name, how) => peers.get(url, name, how) }
   const loader = {
-    load: (/** @type {string} */ url, /** @type {import('../src/hedge-rule.js').Priority | undefined} */ priority = undefined) => core.load(url, priority ? { ...via, priority: () => priority } : via),
+    load: (/** @type {string} */ url, /** @type {import('../src/hedge-rule.js').Priority | (() => import('../src/hedge-rule.js').Priority) | undefined} */ priority = undefined) =>
+      core.load(url, priority ? { ...via, priority: typeof priority === 'function' ? priority : () => priority } : via),
     settled: () => core.settled(),
     active: core.active
   }
@@ -378,6 +381,30 @@ test('hedging: when the origin wins while a holder\'s channel is still opening, 
   assert.equal(s.stats.counts.origin.count, 1)
   await new Promise((resolve) => setTimeout(resolve, 300))
   assert.deepEqual(s.asked, [], 'no request reached the holder: its upload would have been thrown away')
+})
+
+test('hedging: once its holder is handed the request, the holder\'s answer gets the whole deadline (the origin is not asked while it is on its way)', { timeout: 10000 }, async () => {
+  // The channel opens at 80 ms and the answer takes 100 ms more: past the 120-ms deadline counted from
+  // the request, within the one counted from the ask.
+  const s = setup({ peers: { slow: { opensAfter: 80, answersAfter: 100 } }, hedgeMs: 120 })
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(s.stats.counts.peer.count, 1)
+  assert.equal(hits['/good.png'], undefined, 'the origin was never asked')
+  // A channel that opens after the deadline: the origin is asked at the deadline (and wins here).
+  const late = setup({ peers: { late: { opensAfter: 200 } }, hedgeMs: 120 })
+  assert.deepEqual(await bytesOf(await late.loader.load('/good.png')), good)
+  assert.equal(late.stats.counts.origin.count, 1)
+})
+
+test('hedging, balanced: an image its page places in view after counting it below the fold gets the viewport\'s deadline from then', { timeout: 10000 }, async () => {
+  const hedge = /** @type {const} */ ({ hedge: 'balanced', hedgeMinMs: 100, hedgeMaxMs: 3000 })
+  const s = setup({ peers: { late: { opensAfter: 220 } }, hedge })
+  s.clock.observe(5) // a nearby origin: the viewport's deadline is the 100-ms floor
+  const t0 = performance.now()
+  // Below the fold until 150 ms, then in view: the origin not before 250 ms, and the channel opens at 220.
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png', () => performance.now() - t0 < 150 ? 'later' : 'viewport')), good)
+  assert.equal(s.stats.counts.peer.count, 1)
+  assert.equal(hits['/good.png'], undefined, 'the origin was never asked')
 })
 
 test('hedging: a silent holder costs the hedge deadline, not the stall timeout; the origin wins and the peer request is called off', { timeout: 10000 }, async () => {
