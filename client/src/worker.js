@@ -79,7 +79,7 @@ let peersUp = true
 /**
  * Whether a page has said hello (the site's pages run maygh.js): a page
  * navigating is then presumed to place its images (`hello {placing}`), until
- * its own hello says, or it is HELLO_DUE late.
+ * its own hello says, or it is helloDue() late.
  */
 let pagesPlace = false
 /** How long pages took from their navigation to their hello, smoothed (ms; null before any). */
@@ -94,12 +94,13 @@ const HELLO_DUE_FLOOR_MS = 500
 /** Assets /held could not say anything about when last asked (the last UNKNOWN_MAX of them). */
 const unknownHeld = new Set()
 const UNKNOWN_MAX = 4096
-/** @param {Set<string>} set @param {string} hash */
-const remember = (set, hash) => {
-  set.delete(hash)
-  set.add(hash)
-  if (set.size > UNKNOWN_MAX) set.delete(/** @type {string} */ (set.values().next().value))
-}
+/**
+ * Whether a page that has not said hello yet may be presumed to place this
+ * image: /held can say who holds it, and the hello is not late.
+ * @param {Page} page
+ * @param {string} hash
+ */
+const presumedPlacing = (page, hash) => !!heldCheck && !unknownHeld.has(hash) && !(page.opened !== undefined && performance.now() - page.opened > helloDue())
 /** A page whose navigation began this recently is kept though it has no client yet. */
 const NAVIGATING_MS = 30000
 
@@ -172,8 +173,8 @@ async function respond (req, clientId) {
         // Before its hello, a page is presumed to place its images while /held can tell whether
         // anybody holds them (what nobody holds goes to the origin as soon as it says so; when it
         // cannot say, the request races the origin as ever), and only until its hello is late.
-        const inView = !page.said && (!heldCheck || unknownHeld.has(name.hash) || (page.opened !== undefined && performance.now() - page.opened > helloDue()))
-        return priorityOf(req.destination, !inView && belowFold(page.placement, req.url))
+        const placed = page.said || presumedPlacing(page, name.hash)
+        return priorityOf(req.destination, placed && belowFold(page.placement, req.url))
       }
     })
     return new Response(bytes, { headers: { 'content-type': type, 'content-length': String(bytes.length) } })
@@ -221,8 +222,9 @@ function peersOf (clientId) {
     if (!pageOf(clientId).said) {
       heldCheck?.held(name.hash).then((held) => {
         if (held === false) stop()
-        if (held === null) remember(unknownHeld, name.hash)
-        else unknownHeld.delete(name.hash)
+        unknownHeld.delete(name.hash)
+        if (held === null) unknownHeld.add(name.hash)
+        if (unknownHeld.size > UNKNOWN_MAX) unknownHeld.delete(/** @type {string} */ (unknownHeld.values().next().value))
       })
     }
     const client = clientId ? await sw.clients.get(clientId) : undefined
@@ -292,7 +294,10 @@ sw.addEventListener('message', (event) => {
       // whose navigation is on its way (no client yet).
       const now = performance.now()
       sw.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((all) => {
-        for (const [id, page] of pages) if (!all.some((c) => c.id === id) && !(now - (page.opened ?? -Infinity) < NAVIGATING_MS)) pages.delete(id)
+        for (const [id, page] of pages) {
+          const navigating = page.opened !== undefined && now - page.opened < NAVIGATING_MS
+          if (!navigating && !all.some((c) => c.id === id)) pages.delete(id)
+        }
       })
     }
     clock.observe(m.ttfb)
