@@ -28,6 +28,9 @@
  * asking the origin does not stop the peers: the first complete copy wins,
  * so a peer transfer nearly done is not thrown away for the origin's.
  *
+ * A holder about to be asked that its page's pace says would lose the race
+ * anyway (outrun) is not asked: the origin is, at once.
+ *
  * Among holders, peers are measured against peers (passOverMs): a holder
  * whose channel takes PACE_FACTOR times longer to open than this page's
  * channels have taken, or that leaves a request without a byte PACE_FACTOR
@@ -69,6 +72,33 @@ export function hedgeDeadline ({ size, priority }, { ttfb, rate }, { hedge, hedg
     else if (priority === 'viewport' && rate) ms += size / rate
   }
   return Math.min(hedgeMaxMs, Math.max(hedgeMinMs, ms))
+}
+
+/**
+ * How long the origin would take to send a request whole, as this client
+ * has seen it answer: its time to first byte and the body at its rate.
+ * @param {number} size bytes, 0 when unknown
+ * @param {OriginSpeed} origin
+ * @returns {number | null} ms; null before the origin has been seen to answer
+ */
+export function originMs (size, { ttfb, rate }) {
+  return ttfb === null ? null : ttfb + (rate ? size / rate : 0)
+}
+
+/**
+ * Whether a holder about to be asked for a request would lose the race to
+ * the origin anyway: it is expected to deliver the request whole (`peerMs`,
+ * from its page's pace: the time its holders take to answer and the rate
+ * they send at) no sooner than the origin would, asked at the hedge
+ * deadline (`deadlineMs + originMs`). Then the request goes to the origin at
+ * once: the holder uploads nothing to be thrown away, and the page does not
+ * wait out the deadline first. Unknowns (null) never outrun a holder.
+ * @param {number | null} peerMs
+ * @param {number} deadlineMs the hedge deadline (Infinity under `savings`: never)
+ * @param {number | null} originMs
+ */
+export function outrun (peerMs, deadlineMs, originMs) {
+  return peerMs !== null && originMs !== null && peerMs >= deadlineMs + originMs
 }
 
 /** A holder this many times slower than the page's peers (to open a channel, or to answer) is passed over. */

@@ -9,6 +9,7 @@
  */
 import { CLIENT_ERRORS, MayghError, matches } from '../../protocol/index.js'
 import { hedge } from './hedge.js'
+import { originMs } from './hedge-rule.js'
 
 /**
  * Where one load's events go and where its peer bytes come from: the page's
@@ -23,8 +24,9 @@ import { hedge } from './hedge.js'
 /**
  * `signal`: the origin won, stop; `onBytes`: on every peer frame; `deadline()`: the hedge deadline
  * (a holder that sends nothing for this long is passed over for the next one, if any); `priority()`:
- * how the page needs it (its requests go to peers most urgent first)
- * @typedef {{ signal: AbortSignal, onBytes: () => void, deadline: () => number, priority: () => import('./hedge-rule.js').Priority }} PeerHow
+ * how the page needs it (its requests go to peers most urgent first); `originMs()`: how long the origin
+ * would take to send it whole, as observed (null: not seen yet)
+ * @typedef {{ signal: AbortSignal, onBytes: () => void, deadline: () => number, priority: () => import('./hedge-rule.js').Priority, originMs: () => number | null }} PeerHow
  */
 
 export class Loader {
@@ -140,7 +142,7 @@ export class Loader {
       won = via.peers
         ? await hedge((signal, onBytes) => {
           restart = onBytes
-          return /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority })
+          return /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority, originMs: () => originMs(name.size ?? 0, clock.speed) })
         }, fromOrigin, deadline)
         : { value: await fromOrigin(new AbortController().signal), from: /** @type {const} */ ('origin') }
     } catch (err) {

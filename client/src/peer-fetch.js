@@ -15,7 +15,7 @@
  */
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
 import { PeerSlots } from './peer-slots.js'
-import { passOverMs, smooth } from './hedge-rule.js'
+import { outrun, passOverMs, smooth } from './hedge-rule.js'
 
 /** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
 
@@ -54,6 +54,21 @@ export class PeerFetch {
      * @type {number | null}
      */
     this.answerPace = null
+    /**
+     * The rate this page's holders send a reply at once its first byte has
+     * come, smoothed (bytes per ms, null before any reply was whole).
+     * @type {number | null}
+     */
+    this.peerRate = null
+  }
+
+  /**
+   * How long a holder asked now would take to send `size` bytes whole, by
+   * this page's pace so far (null before any holder answered).
+   * @param {number} size
+   */
+  expectedMs (size) {
+    return this.answerPace === null ? null : this.answerPace + (this.peerRate ? size / this.peerRate : 0)
   }
 
   /**
@@ -62,7 +77,7 @@ export class PeerFetch {
    * @param {import('./loader.js').PeerHow} how
    * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
    */
-  async get (url, { hash, size }, { signal, onBytes, deadline, priority }) {
+  async get (url, { hash, size }, { signal, onBytes, deadline, priority, originMs }) {
     const { stats, pool, config } = this.o
     const holders = await this.holders(hash)
     const turn = this.turn++ % (holders.length || 1)
@@ -105,8 +120,10 @@ export class PeerFetch {
           this.slots.avoid(peer)
           continue
         }
-        // The origin may have won while the channel opened: then the holder is asked nothing.
-        if (signal.aborted) return null
+        // The origin may have won while the channel opened: then the holder is asked nothing. Nor
+        // is it when the page's pace says it would lose the race anyway (hedge-rule.js outrun):
+        // the origin at once.
+        if (signal.aborted || outrun(this.expectedMs(size ?? 0), deadline(), originMs())) return null
         // The last holder is waited for however quiet (the origin is asked meanwhile).
         const quietMs = () => others ? passOverMs(deadline(), this.answerPace) : Infinity
         if (!asked) onBytes()
@@ -161,10 +178,13 @@ export class PeerFetch {
       attempt.abort(QUIET)
     })
     let answered = false
+    /** @type {number | undefined} when the first byte of its own reply came */
+    let replying
     try {
-      return await transfer.request(hash, maxBytes, {
+      const asset = await transfer.request(hash, maxBytes, {
         signal: attempt.signal,
-        onBytes: () => {
+        onBytes: (_, own) => {
+          if (own) replying ??= performance.now()
           if (!answered) {
             answered = true
             wait.stop()
@@ -174,6 +194,11 @@ export class PeerFetch {
           onBytes()
         }
       })
+      // Timed from its own first frame (those before it were other replies'); a reply that came
+      // in one read says nothing about the rate.
+      const ms = performance.now() - (replying ?? performance.now())
+      if (asset.bytes.length > 0 && ms > 1) this.peerRate = smooth(this.peerRate, asset.bytes.length / ms)
+      return asset
     } finally {
       wait.stop()
       signal.removeEventListener('abort', stop)

@@ -36,7 +36,7 @@ const READ_AHEAD = 2
 
 /**
  * @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} Asset
- * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, size: number, got: number, type?: string, onBytes?: (n: number) => void, cancelled?: boolean }} Pending `cancelled`: we sent `cancel {cut}`, so its reply may end with `cut`
+ * @typedef {{ id: number, hash: string, maxBytes: number, resolve: (a: Asset) => void, reject: (e: Error) => void, buf?: Uint8Array<ArrayBuffer>, size: number, got: number, type?: string, onBytes?: (n: number, own: boolean) => void, cancelled?: boolean }} Pending `cancelled`: we sent `cancel {cut}`, so its reply may end with `cut`
  * @typedef {{ id: number, hash: string, cancelled?: boolean, read?: Promise<Asset | null> }} Queued `read`: the held asset, once asked for
  * @typedef {object} TransferOptions
  * @property {(hash: string) => Promise<Asset | null>} serve the held asset, verified, or null
@@ -86,9 +86,9 @@ export class Transfer {
    * Ask the peer for an asset.
    * @param {string} hash
    * @param {number} [maxBytes] refuse a reply larger than this
-   * @param {{ signal?: AbortSignal, onBytes?: (n: number) => void }} [o]
+   * @param {{ signal?: AbortSignal, onBytes?: (n: number, own: boolean) => void }} [o]
    *   `signal`: give up (rejects with its reason, sends `cancel`); `onBytes`: called with the size of each frame that
-   *   arrives on the channel while the request is pending (its own, or those of the requests before it)
+   *   arrives on the channel while the request is pending (`own`: of its reply, else of a request before it)
    * @returns {Promise<Asset>}
    */
   request (hash, maxBytes = 512 << 20, { signal, onBytes } = {}) {
@@ -178,7 +178,7 @@ export class Transfer {
     head.buf.set(chunk, head.got)
     head.got = got
     // Requests queued behind this one are moving too.
-    for (const p of this.pending) p.onBytes?.(chunk.length)
+    for (const p of this.pending) p.onBytes?.(chunk.length, p === head)
     if (got === head.size) this.settle()
   }
 

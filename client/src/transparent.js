@@ -98,7 +98,7 @@ export function startTransparent (config) {
    * @param {MessagePort} port
    * @param {import('./worker-messages.js').Get} m
    */
-  const answer = async (port, { url, name, quietMs, priority }) => {
+  const answer = async (port, { url, name, quietMs, priority, originMs }) => {
     const stop = new AbortController()
     port.onmessage = () => stop.abort()
     let last = 0
@@ -110,7 +110,7 @@ export function startTransparent (config) {
     // Once the page has placed its images, where this one lies decides (the worker may have asked
     // before that, or before it heard).
     const now = () => priority === 'blocking' || !placing ? priority ?? 'viewport' : belowFold(placement, url) ? 'later' : 'viewport'
-    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: now }).catch(() => null)
+    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: now, originMs: () => originMs ?? null }).catch(() => null)
     port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'done', asset }), asset ? [asset.bytes.buffer] : [])
   }
 

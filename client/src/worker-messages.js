@@ -30,9 +30,11 @@
  * - `idle` + port: `null` once the worker has nothing in flight.
  *
  * Worker → page:
- * - `get {url, name, quietMs, priority}` + port: fetch an asset from peers
+ * - `get {url, name, quietMs, priority, originMs}` + port: fetch an asset from peers
  *   (`quietMs`: the hedge deadline, after which a quiet holder is passed over;
- *   `priority`: the page's requests go to peers most urgent first). The page
+ *   `priority`: the page's requests go to peers most urgent first; `originMs`:
+ *   how long the origin would take to send it whole, as the worker has seen it
+ *   answer, null before: a holder expected to lose the race is not asked). The page
  *   answers `{t: 'bytes'}` while peer bytes flow (at most one per 20 ms) and
  *   then `{t: 'done', asset}` (null: no peer gave it); the worker may send
  *   `{t: 'cancel'}` first (the origin won).
@@ -61,7 +63,7 @@
 /**
  * @typedef {Parameters<import('./stats.js').Stats['loaded']>[0]} LoadEvent
  * @typedef {Parameters<import('./stats.js').Stats['error']>[0]} ErrorEvent
- * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number, priority: import('./hedge-rule.js').Priority }} Get
+ * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number, priority: import('./hedge-rule.js').Priority, originMs?: number | null }} Get
  * @typedef {{ maygh: 'ping' }} Ping
  * @typedef {{ maygh: 'held', all?: string[], add?: string[], remove?: string[], bytes: number }} Held
  * @typedef {{ maygh: 'loaded', e: LoadEvent }} Loaded

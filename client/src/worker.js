@@ -211,7 +211,8 @@ function statsFor (clientId) {
  * @returns {import('./loader.js').Via['peers']}
  */
 function peersOf (clientId) {
-  return async (url, name, { signal, onBytes, deadline, priority }) => {
+  return async (url, name, how) => {
+    const { signal } = how
     if (!peersUp && !pageOf(clientId).said) return null
     // Asked before the page's script has said hello: whether anybody holds it at all. Nobody, the
     // coordinator says → the origin now, whatever the page is doing by then (its request is
@@ -230,7 +231,7 @@ function peersOf (clientId) {
     const client = clientId ? await sw.clients.get(clientId) : undefined
     if (!client) return null
     try {
-      return await fromPage(client, url, name, { signal: page.signal, onBytes, deadline, priority })
+      return await fromPage(client, url, name, { ...how, signal: page.signal })
     } finally {
       signal.removeEventListener('abort', stop)
     }
@@ -245,7 +246,7 @@ function peersOf (clientId) {
  * @param {import('./loader.js').PeerHow} how `signal`: give up (a `cancel` goes to the page if it was asked)
  * @returns {Promise<import('./worker-messages.js').PeerAsset | null>}
  */
-async function fromPage (client, url, name, { signal, onBytes, deadline, priority }) {
+async function fromPage (client, url, name, { signal, onBytes, deadline, priority, originMs }) {
   // Given up already (nobody holds it, the coordinator said while the page was looked for): not asked.
   if (signal.aborted) return null
   await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
@@ -265,7 +266,7 @@ async function fromPage (client, url, name, { signal, onBytes, deadline, priorit
       port1.postMessage(/** @satisfies {import('./worker-messages.js').GetCancel} */ ({ t: 'cancel' }))
       end(null)
     }, { once: true })
-    client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', url, name, quietMs: deadline(), priority: priority() }), [port2])
+    client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', url, name, quietMs: deadline(), priority: priority(), originMs: originMs() }), [port2])
   })
 }
 

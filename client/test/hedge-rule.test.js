@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HEDGE_FACTOR, PACE_FACTOR, PASS_OVER_FLOOR_MS, belowFold, hedgeDeadline, passOverMs, priorityOf } from '../src/hedge-rule.js'
+import { HEDGE_FACTOR, PACE_FACTOR, PASS_OVER_FLOOR_MS, belowFold, hedgeDeadline, originMs, outrun, passOverMs, priorityOf } from '../src/hedge-rule.js'
 import { DEFAULTS, readConfig } from '../src/config.js'
 
 const bounds = { hedgeMinMs: 100, hedgeMaxMs: 1500 }
@@ -40,6 +40,24 @@ test('before the origin has been seen, every preference but savings waits the ca
   for (const origin of [unknown, distant]) {
     assert.equal(hedgeDeadline({ size: 1, priority: 'blocking' }, origin, { hedge: 'savings', ...bounds }), Infinity)
   }
+})
+
+test('the origin\'s whole answer: its time to first byte and the body at its rate; unknown before it has answered', () => {
+  assert.equal(originMs(50_000, { ttfb: null, rate: 100 }), null)
+  assert.equal(originMs(50_000, { ttfb: 80, rate: null }), 80, 'no rate seen: the first byte only')
+  assert.equal(originMs(50_000, { ttfb: 80, rate: 625 }), 160, '50 KB at 5 Mbit/s after 80 ms')
+})
+
+test('a holder is outrun when it would deliver no sooner than the origin asked at the deadline; unknowns and savings first never outrun it', () => {
+  // A nearby origin (5 ms whole), the 100-ms floor: a holder that takes 170 ms loses, one that takes 60 ms wins.
+  assert.equal(outrun(170, 100, 5), true)
+  assert.equal(outrun(105, 100, 5), true, 'a tie goes to the origin')
+  assert.equal(outrun(60, 100, 5), false)
+  // A distant origin (160 ms whole) asked at 250 ms: the same 170-ms holder wins by far.
+  assert.equal(outrun(170, 250, 160), false)
+  assert.equal(outrun(null, 100, 5), false, 'before the page has seen a holder answer')
+  assert.equal(outrun(170, 100, null), false, 'before the origin has been seen')
+  assert.equal(outrun(1e9, Infinity, 5), false, 'savings first')
 })
 
 test('priorities: scripts, styles and fonts block; what the page listed below the fold is later; the rest is in the viewport', () => {

@@ -407,6 +407,33 @@ test('hedging, balanced: an image its page places in view after counting it belo
   assert.equal(hits['/good.png'], undefined, 'the origin was never asked')
 })
 
+test('hedging, balanced: a holder the page\'s pace says would lose the race is not asked; the origin is, at once', { timeout: 10000 }, async () => {
+  const hedge = /** @type {const} */ ({ hedge: 'balanced', hedgeMinMs: 1000, hedgeMaxMs: 3000 })
+  // A nearby origin (its whole answer in 5 ms): the viewport's deadline is the 1-s floor. This page's
+  // holders take 1.5 s to answer: the origin asked at the deadline would win, so it is asked now.
+  const near = setup({ peers: { fine: good }, hedge })
+  near.clock.observe(5)
+  near.peers.answerPace = 1500
+  const t0 = performance.now()
+  assert.deepEqual(await bytesOf(await near.loader.load('/good.png')), good)
+  assert.ok(performance.now() - t0 < 1000, 'the origin was asked before the deadline')
+  assert.deepEqual(near.asked, [], 'the holder uploaded nothing to be thrown away')
+  assert.equal(near.stats.counts.origin.count, 1)
+  // The same holders against a distant origin (1 s to first byte, asked at 2 s): the holder is asked, and wins.
+  const far = setup({ peers: { fine: good }, hedge })
+  far.clock.observe(1000)
+  far.peers.answerPace = 1500
+  assert.deepEqual(await bytesOf(await far.loader.load('/good.png')), good)
+  assert.deepEqual(far.asked, ['fine'])
+  assert.equal(far.stats.counts.peer.count, 1)
+  // Under savings first nobody is outrun.
+  const savings = setup({ peers: { fine: good }, hedge: { ...hedge, hedge: 'savings' } })
+  savings.clock.observe(5)
+  savings.peers.answerPace = 1500
+  assert.deepEqual(await bytesOf(await savings.loader.load('/good.png')), good)
+  assert.equal(savings.stats.counts.peer.count, 1)
+})
+
 test('hedging: a silent holder costs the hedge deadline, not the stall timeout; the origin wins and the peer request is called off', { timeout: 10000 }, async () => {
   const s = setup({ peers: { quiet: 'silent' }, hedgeMs: 50 })
   assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
@@ -431,7 +458,7 @@ test('hedging: a holder quiet for the deadline is passed over for the next, whic
   const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
   // Two more requests, one of which would start its turn at the quiet holder.
   for (let i = 0; i < 2; i++) {
-    const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 50, priority: () => 'viewport' })
+    const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 50, priority: () => 'viewport', originMs: () => null })
     assert.equal(got?.peer, 'fine')
   }
   assert.deepEqual(s.asked, ['fine', 'fine'], 'the quiet holder is asked after the others')
@@ -442,7 +469,7 @@ test('a holder far slower than the page\'s others (a channel that never opens, o
     // The hedge deadline 5 s, the connect pass-over 4 s (a fifth of connectTimeoutMs).
     const s = setup({ peers: { liar, fine: good }, connectTimeoutMs: 20000 })
     const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
-    const how = () => ({ signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => /** @type {const} */ ('viewport') })
+    const how = () => ({ signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => /** @type {const} */ ('viewport'), originMs: () => null })
     // Two requests at once: the first starts its turn at the liar, the second at the honest holder, whose pace the page learns.
     const t0 = performance.now()
     const got = await Promise.all([s.peers.get('/good.png', name, how()), s.peers.get('/good.png', name, how())])
@@ -462,7 +489,7 @@ test('the last holder left is not passed over for being slower than the page\'s 
   s.pool.openPace = 10
   s.peers.answerPace = 10
   const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
-  const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => 'viewport' })
+  const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => 'viewport', originMs: () => null })
   assert.equal(got?.peer, 'late')
 })
 
@@ -504,7 +531,7 @@ test('a page\'s requests take a few slots per holder at a time, the viewport\'s 
   /** @type {string[]} */
   const done = []
   const get = (/** @type {string} */ label, /** @type {import('../src/hedge-rule.js').Priority} */ priority) =>
-    s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => priority }).then((a) => {
+    s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => priority, originMs: () => null }).then((a) => {
       assert.equal(a?.peer, 'steady')
       done.push(label)
     })

@@ -144,7 +144,9 @@ test('cancel: a request not yet started is answered miss unread, one started is 
   let progress = 0
   const a = receiver.request(hb, undefined, { signal: first.signal, onBytes: (n) => { progress += n } })
   const b = receiver.request(hs, undefined, { signal: second.signal })
-  const c = receiver.request(hs)
+  // c hears of a's frames (its holder is busy) and of its own, told apart.
+  const heard = { own: 0, before: 0 }
+  const c = receiver.request(hs, undefined, { onBytes: (n, own) => { heard[own ? 'own' : 'before'] += n } })
   second.abort(new Error('origin won'))
   await assert.rejects(b, /origin won/)
   await new Promise((resolve) => setTimeout(resolve, 10)) // the gets and the cancel have arrived
@@ -154,6 +156,7 @@ test('cancel: a request not yet started is answered miss unread, one started is 
   assert.equal(progress, big.length, 'onBytes saw every byte')
   first.abort(new Error('too late')) // after it settled: nothing happens
   assert.deepEqual((await c).bytes, small, 'the request after the cancelled one is served in order')
+  assert.deepEqual(heard, { own: small.length, before: big.length })
   assert.deepEqual(served.map((s) => s.hash), [hb, hs], 'the cancelled one was never read or sent')
   assert.ok(ca.sent.some((m) => typeof m === 'string' && JSON.parse(m).t === 'miss'), 'answered miss in its turn')
   assert.ok(receiver.open)

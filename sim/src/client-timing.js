@@ -6,6 +6,14 @@
  * the reference model both read them here.
  */
 import { hedgeDeadline, passOverMs } from '../../client/src/hedge-rule.js'
+
+/**
+ * Whether a holder would lose the race to the origin asked at the deadline:
+ * the client then asks it nothing (the origin at once), so a lost race wastes
+ * no upload. The model's peers keep their pace, so the client's estimate of
+ * it is the model's truth.
+ */
+export { outrun } from '../../client/src/hedge-rule.js'
 import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
 import { FLAG_BLOCKING } from './batch.js'
 

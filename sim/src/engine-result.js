@@ -36,7 +36,7 @@ import { uploadFairness } from './metrics.js'
  * @property {number} pageViews page views of adopters (page-views.js)
  * @property {{ requests: number, bytes: number }} firstPage asset requests of visitors' first page views, from the origin
  * @property {{ requests: number, bytes: number }} media audio and video requests, from the origin
- * @property {{ racesLost: number, wastedUploadBytes: number }} hedge peer tries the origin beat, and the peer bytes they sent for nothing
+ * @property {{ racesLost: number }} hedge peer tries the origin would beat (the client asks those holders nothing: hedge-rule.js outrun)
  * @property {{ sent: number, counted: number, quarantines: number, quarantinedClients: number }} reports
  *   `no_channel` reports sent, those that counted toward quarantine, quarantines, distinct clients quarantined
  * @property {{ sessionStops: number, dayStops: number }} uploadBudget times a client stopped serving, its session's or its day's budget spent
@@ -86,7 +86,6 @@ import { uploadFairness } from './metrics.js'
  * @property {number} mediaBytes
  * @property {number} setupsShared
  * @property {number} racesLost
- * @property {number} wastedUpload
  * @property {number} reportsSent
  * @property {number} reportsCounted
  * @property {number} quarantines
@@ -102,7 +101,7 @@ import { uploadFairness } from './metrics.js'
 export const TALLY_COUNTERS = Object.freeze(['requests', 'bytes', 'originRequests', 'originBytes', 'peerRequests', 'peerBytes',
   'cacheRequests', 'cacheBytes', 'assetRequests', 'assetBytes', 'oracleRequests', 'oracleBytes', 'objectsSeen',
   'attempts', 'failures', 'reused', 'setupRefusals', 'evictions', 'tooBig', 'lookupHits', 'joinHave',
-  'pageViews', 'firstPageRequests', 'firstPageBytes', 'mediaRequests', 'mediaBytes', 'setupsShared', 'racesLost', 'wastedUpload',
+  'pageViews', 'firstPageRequests', 'firstPageBytes', 'mediaRequests', 'mediaBytes', 'setupsShared', 'racesLost',
   'reportsSent', 'reportsCounted', 'quarantines', 'quarantinedClients', 'sessionBudgetStops', 'dayBudgetStops'])
 
 /**
@@ -155,7 +154,7 @@ export function engineResult (e) {
     pageViews: e.pageViews,
     firstPage: { requests: e.firstPageRequests, bytes: e.firstPageBytes },
     media: { requests: e.mediaRequests, bytes: e.mediaBytes },
-    hedge: { racesLost: e.racesLost, wastedUploadBytes: e.wastedUpload },
+    hedge: { racesLost: e.racesLost },
     reports: { sent: e.reportsSent, counted: e.reportsCounted, quarantines: e.quarantines, quarantinedClients: e.quarantinedClients },
     uploadBudget: { sessionStops: e.sessionBudgetStops, dayStops: e.dayBudgetStops },
     store: { evictions: e.evictions, tooBig: e.tooBig, entries: e.entries },

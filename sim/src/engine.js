@@ -173,7 +173,6 @@ export class Engine {
     this.mediaBytes = 0
     this.setupsShared = 0
     this.racesLost = 0
-    this.wastedUpload = 0
     this.reportsSent = 0
     this.reportsCounted = 0
     this.quarantines = 0

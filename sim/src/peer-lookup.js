@@ -17,7 +17,7 @@
  */
 import { rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
-import { requestDeadline } from './client-timing.js'
+import { outrun, requestDeadline } from './client-timing.js'
 import { H_CHOSEN, H_SLOT, H_STRIDE, H_TAG } from './holder-index.js'
 import { CLIENT, MARK, PAGE, SINCE, SLOT_STRIDE, TAG } from './online-slots.js'
 import { reportNoChannel } from './no-channel-reports.js'
@@ -140,8 +140,9 @@ export function rankHolders (e, c, o, size) {
  *
  * With the hedge on, the origin is asked too once no peer byte has come by
  * the request's deadline (the client's hedge rule: client-timing.js
- * `requestDeadline`); the first complete copy wins (a tie goes to the origin),
- * and the peer bytes sent before a losing peer was cancelled are wasted upload.
+ * `requestDeadline`); the first complete copy wins (a tie goes to the origin).
+ * A holder that would lose is asked nothing (`outrun`): the request goes to
+ * the origin and the holder uploads nothing for it.
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @param {number} size bytes of the asset
@@ -202,12 +203,9 @@ export function tryHolders (e, c, size, priority) {
       }
     }
     if (!hedged || firstByte <= deadline) return p
-    // the race: the origin started at the deadline
-    const originDone = deadline + e.originTtfb + size / e.originRate
-    const peerDone = firstByte + size / e.peerRate
-    if (peerDone < originDone) return p
+    // the race: the origin asked at the deadline; a holder that would lose it is not asked (outrun)
+    if (!outrun(firstByte + size / e.peerRate, deadline, e.originTtfb + size / e.originRate)) return p
     e.racesLost++
-    if (originDone > firstByte) e.wastedUpload += Math.min(size, (originDone - firstByte) * e.peerRate)
     return -1
   }
   return -1

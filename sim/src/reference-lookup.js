@@ -6,7 +6,7 @@
  * the model's state.
  */
 import { HolderRanking, rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
-import { passOverS, requestDeadline } from './client-timing.js'
+import { outrun, passOverS, requestDeadline } from './client-timing.js'
 import { reportNoChannel } from './reference-serving.js'
 import { removeAt } from './reference-state.js'
 
@@ -91,11 +91,8 @@ function tryHolders (m, asker, ranked, size, turn, priority) {
       firstByte = tau + setupTime
     }
     if (!hedged || firstByte <= deadline) return holder
-    const originDone = deadline + originTtfb + size / originRate
-    const peerDone = firstByte + size / peerRate
-    if (peerDone < originDone) return holder
+    if (!outrun(firstByte + size / peerRate, deadline, originTtfb + size / originRate)) return holder
     m.n.racesLost++
-    if (originDone > firstByte) m.n.wastedUpload += Math.min(size, (originDone - firstByte) * peerRate)
     return null
   }
   return null

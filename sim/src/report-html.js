@@ -86,7 +86,6 @@ export function renderReport (report, chartJs) {
     ['first page views: requests and bytes from the origin', `${formatCount(r.firstPage.requests)}, ${formatBytes(r.firstPage.bytes)}`],
     ['audio and video: requests and bytes from the origin', `${formatCount(r.media.requests)}, ${formatBytes(r.media.bytes)}`],
     ['races lost to the origin', formatCount(r.hedge.racesLost)],
-    ['peer upload wasted on lost races', formatBytes(r.hedge.wastedUploadBytes)],
     ['no_channel reports sent / counted toward quarantine', `${formatCount(r.reports.sent)} / ${formatCount(r.reports.counted)}`],
     ['quarantines (clients)', `${formatCount(r.reports.quarantines)} (${formatCount(r.reports.quarantinedClients)})`],
     ['upload budget spent: in a session / in a day', `${formatCount(r.uploadBudget.sessionStops)} / ${formatCount(r.uploadBudget.dayStops)}`]

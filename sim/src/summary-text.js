@@ -29,8 +29,8 @@ function clientLines (r) {
   return [
     `client: ${formatCount(r.pageViews)} page views, ${formatCount(c.joins)} joins; from the origin without asking peers: ` +
       `first page views ${formatCount(r.firstPage.requests)} requests, ${formatBytes(r.firstPage.bytes)}; audio/video ${formatCount(r.media.requests)} requests, ${formatBytes(r.media.bytes)}`,
-    `lookups ${formatCount(c.lookups)} (${formatCount(c.lookupHits)} named a holder); races lost to the origin ${formatCount(r.hedge.racesLost)}, ` +
-      `upload wasted ${formatBytes(r.hedge.wastedUploadBytes)}; set-ups shared by a page's loads ${formatCount(r.connections.setupsShared)}`,
+    `lookups ${formatCount(c.lookups)} (${formatCount(c.lookupHits)} named a holder); races lost to the origin ${formatCount(r.hedge.racesLost)}; ` +
+      `set-ups shared by a page's loads ${formatCount(r.connections.setupsShared)}`,
     `reports (no_channel) ${formatCount(r.reports.sent)} sent, ${formatCount(r.reports.counted)} counted toward quarantine; ` +
       `quarantines ${formatCount(r.reports.quarantines)} (${formatCount(r.reports.quarantinedClients)} clients); ` +
       `upload budget spent ${formatCount(r.uploadBudget.sessionStops)} times in a session, ${formatCount(r.uploadBudget.dayStops)} in a day`
