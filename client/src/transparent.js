@@ -104,7 +104,10 @@ export function startTransparent (config) {
     let last = 0
     const onBytes = () => {
       const now = performance.now()
-      if (now - last > 20) port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'bytes' }), [])
+      // At most one in 20 ms (the worker's hedge needs no more), and one at least every 20 ms while
+      // bytes flow: timed from the last one posted, not the last call.
+      if (now - last < 20) return
+      port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'bytes' }), [])
       last = now
     }
     // Once the page has placed its images, where this one lies decides (the worker may have asked

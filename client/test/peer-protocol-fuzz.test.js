@@ -191,7 +191,7 @@ function json (data) {
 }
 
 test(`the asking side: every request settles within the stall time, in order, with exactly the bytes after its header or a coded error ${REPRODUCE}`, async (t) => {
-  t.mock.timers.enable({ apis: ['setTimeout'] })
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] })
   const reached = { resolved: 0, MGH_ERR_MISS: 0, MGH_ERR_PEER_PROTOCOL: 0, MGH_ERR_STALL: 0 }
   await fc.assert(fc.asyncProperty(asksArb, fc.array(replyOpArb, { maxLength: 12 }), async (asks, ops) => {
     const escapes = escaped.length
@@ -497,7 +497,7 @@ test(`connection setup: any signals leave no exception, at most 48 connections a
   const real = globalThis.RTCPeerConnection
   globalThis.RTCPeerConnection = /** @type {any} */ (StrictPeerConnection)
   t.after(() => { globalThis.RTCPeerConnection = real })
-  t.mock.timers.enable({ apis: ['setTimeout'] })
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] })
   /** @type {Record<string, number>} */
   const reached = { links: 0, early: 0 }
   // floods of offers and of candidates for connections not offered (yet), past the pool's caps

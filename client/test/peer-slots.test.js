@@ -43,7 +43,7 @@ test('work goes to whichever holder frees a slot first', async () => {
   assert.equal(await waiting, 'b')
 })
 
-test('a waiting request hears of its holders\' bytes, not of others\'', async () => {
+test('a waiting request hears of its holders\' bytes, not of others\', at most once per 10 ms', async () => {
   const slots = new PeerSlots(1)
   await slots.take(['a'], 'viewport', how())
   await slots.take(['b'], 'viewport', how())
@@ -53,6 +53,11 @@ test('a waiting request hears of its holders\' bytes, not of others\'', async ()
   assert.equal(heard, 0)
   slots.busy('a')
   assert.equal(heard, 1)
+  slots.busy('a') // the next frame, at once
+  assert.equal(heard, 1)
+  await new Promise((resolve) => setTimeout(resolve, 15))
+  slots.busy('a')
+  assert.equal(heard, 2)
 })
 
 test('an aborted wait gives null and leaves the queue; a dropped peer leaves nobody waiting on it alone', async () => {

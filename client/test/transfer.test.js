@@ -74,8 +74,8 @@ test('both peers can request over one channel at the same time', async () => {
 })
 
 test('a peer that goes silent fails the request with MGH_ERR_STALL and closes the channel', async (t) => {
-  // The stall timer runs on mock time; the fake channel delivers on setImmediate, which stays real.
-  t.mock.timers.enable({ apis: ['setTimeout'] })
+  // The stall clock runs on mock time (its timer and Date); the fake channel delivers on setImmediate, which stays real.
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] })
   const { ca, receiver } = pair({}, { stallMs: 50 })
   ca.tap = () => null // the sender's replies never arrive
   const stalled = receiver.request('sha256-x')
