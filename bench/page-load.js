@@ -86,6 +86,8 @@ const HELP = `node bench/page-load.js [options]
   --timeline        also print where each scenario's time goes (median ms from navigation
                     of the script, hello, coordinator frames, first channel, images, LCP:
                     bench/page-timeline.js)
+  --per-visit       also print one JSON line per visit (scenario, kind, its times, the image
+                    bytes the origin sent, its timeline with --timeline): the tails behind a p95
 
 Prints two tables per profile and one JSON line: per mode and scenario the
 p50/p95 time until the viewport's images show, until all images do, and the
@@ -113,6 +115,7 @@ const { values } = parseArgs({
     engine: { type: 'string', default: 'chromium' },
     hedge: { type: 'string', default: 'balanced' },
     timeline: { type: 'boolean', default: false },
+    'per-visit': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false }
   }
 })
@@ -150,6 +153,7 @@ const scenarios = listFlag('scenarios', SCENARIOS)
 const engine = /** @type {'chromium' | 'firefox'} */ (listFlag('engine', /** @type {const} */ (['chromium', 'firefox']))[0])
 const hedge = listFlag('hedge', HEDGE_PREFERENCES)[0]
 const timeline = values.timeline === true
+const perVisit = values['per-visit'] === true
 /** the shop's script tag: the client's defaults, or the preference asked for */
 /** @type {Record<string, string>} */
 const clientData = hedge === HEDGE_PREFERENCES[0] ? {} : { hedge }
@@ -316,6 +320,10 @@ async function runProfile (profile) {
             // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
             await until(async () => coordinator.sessions.size === holders.length)
             runs[kind].push({ ...run, servedBytes: await servedBy(answering) - servedBefore })
+            if (perVisit) {
+              const { viewportMs, allMs, lcpMs, originImageBytes, steps } = run
+              console.error(JSON.stringify({ profile: `${profile.rttMs}/${profile.mbps}`, scenario: `${mode}/${scenario}`, kind, viewportMs: Math.round(viewportMs), allMs: Math.round(allMs), lcpMs, originImageBytes, ...(steps && { steps }) }))
+            }
           }
         }
         results[`${mode}/${scenario}`] = summarize(runs, scenario, shopImageBytes)

@@ -48,8 +48,12 @@ export function startTransparent (config) {
   const registered = sw
     ? loadedPage().then(() => sw.register(workerUrl(config), config.workerScope ? { scope: config.workerScope } : undefined))
     : Promise.reject(new Error('no service workers here (an insecure page, or the browser lacks them)'))
-  /** the worker to ask: the one in control, else the registration's active one */
-  const worker = () => controller ? Promise.resolve(controller) : registered.then((r) => sw.controller ?? r.active ?? sw.ready.then((r) => r.active))
+  /**
+   * The worker to ask: the one in control now (a new version takes over open pages: the one that
+   * controlled the page at its start is gone then, and what is posted to it is lost), else the
+   * registration's active one.
+   */
+  const worker = () => sw?.controller ? Promise.resolve(sw.controller) : registered.then((r) => sw.controller ?? r.active ?? sw.ready.then((r) => r.active))
   /**
    * @param {PageMessage} msg `read`, `adopt` or `idle`
    * @returns {Promise<any>} the worker's answer on the port sent along
@@ -130,7 +134,7 @@ export function startTransparent (config) {
   if (placing) {
     watchPlacement((now) => {
       placement = now
-      controller.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'later', urls: [...now.below], above: [...now.above], placing: now.placing }))
+      worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'later', urls: [...now.below], above: [...now.above], placing: now.placing })))
     })
   }
   // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker

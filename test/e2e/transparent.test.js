@@ -12,7 +12,7 @@
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildClient } from '../../client/build.js'
@@ -326,3 +326,45 @@ test('a silent peer: after the hedge deadline the origin wins, and the peer\'s r
     await b.close()
   }
 })
+
+for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
+  test(`${kind}: a new worker version takes over an open page, which then talks to it: it serves a peer from its store and goes idle`, { timeout: 120000 }, async () => {
+    const a = await visitor(kind)
+    const b = await visitor('chromium')
+    const script = join(dir, 'maygh-sw.js')
+    const original = await readFile(script)
+    try {
+      // A's second page is controlled from its start, and stores what it loads.
+      await a.open('/about.html')
+      await a.open('/')
+      assert.equal((await a.stats()).held, LOADED.length)
+      // A new version of the worker is deployed; it installs, skips waiting and claims A's page.
+      await appendFile(script, '\n// the next release\n')
+      await a.tab.evaluate(async () => {
+        const sw = navigator.serviceWorker
+        const before = sw.controller
+        const changed = new Promise((resolve) => sw.addEventListener('controllerchange', resolve, { once: true }))
+        await (await sw.getRegistration())?.update()
+        await changed
+        if (sw.controller === before) throw new Error('the new worker did not take over')
+      })
+      // The page asks the worker now in control: idle() answers (the one it started with is gone) …
+      const idle = await a.tab.evaluate(() => Promise.race([
+        /** @type {any} */ (globalThis).Maygh.idle().then(() => 'idle'),
+        new Promise((resolve) => setTimeout(resolve, 10000, 'no answer in 10 s'))
+      ]))
+      assert.equal(idle, 'idle')
+      // … and reads what it serves from it: B's view comes from A.
+      await b.open('/about.html')
+      await b.open('/')
+      await assertShown(b.tab)
+      const sb = await b.stats()
+      assert.equal(sb.peer.count, LOADED.length, `every image and the style sheet from A (${JSON.stringify(sb.errors)})`)
+      assert.deepEqual([...a.logs, ...b.logs].filter((l) => l.startsWith('pageerror')), [])
+    } finally {
+      await writeFile(script, original)
+      await a.close()
+      await b.close()
+    }
+  })
+}
