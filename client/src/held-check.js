@@ -9,6 +9,7 @@
  * error, says nothing (null): the page's own lookup decides, as without it.
  */
 import { LIMITS, heldUrl } from '../../protocol/index.js'
+import { TurnBatch } from './turn-batch.js'
 
 export class HeldCheck {
   /**
@@ -17,10 +18,13 @@ export class HeldCheck {
    * @param {number} o.timeoutMs
    */
   constructor ({ urls, timeoutMs }) {
-    this.url = urls[Math.floor(Math.random() * urls.length)]
-    this.timeoutMs = timeoutMs
-    /** @type {{ hashes: Set<string>, reply: Promise<Set<string> | null> } | null} the check being gathered this turn */
-    this.batch = null
+    const url = this.url = urls[Math.floor(Math.random() * urls.length)]
+    /** @type {TurnBatch<void, Set<string> | null>} */
+    this.batch = new TurnBatch(LIMITS.maxLookupHashes, () => {}, async (hashes) => {
+      const res = await fetch(heldUrl(url, hashes), { signal: AbortSignal.timeout(timeoutMs), credentials: 'omit', cache: 'no-store' })
+      const body = res.ok ? await res.json() : null
+      return Array.isArray(body?.held) ? new Set(/** @type {string[]} */ (body.held)) : null
+    })
   }
 
   /**
@@ -28,22 +32,6 @@ export class HeldCheck {
    * @returns {Promise<boolean | null>} whether any visitor holds it; null: not known
    */
   held (hash) {
-    let batch = this.batch
-    if (!batch) {
-      /** @type {Set<string>} */
-      const hashes = new Set()
-      batch = this.batch = {
-        hashes,
-        reply: new Promise((resolve) => setTimeout(resolve)).then(async () => {
-          if (this.batch === batch) this.batch = null
-          const res = await fetch(heldUrl(this.url, [...hashes]), { signal: AbortSignal.timeout(this.timeoutMs), credentials: 'omit', cache: 'no-store' })
-          const body = res.ok ? await res.json() : null
-          return Array.isArray(body?.held) ? new Set(/** @type {string[]} */ (body.held)) : null
-        }).catch(() => null)
-      }
-    }
-    batch.hashes.add(hash)
-    if (batch.hashes.size >= LIMITS.maxLookupHashes) this.batch = null
-    return batch.reply.then((held) => held ? held.has(hash) : null)
+    return this.batch.add(hash).then((held) => held ? held.has(hash) : null, () => null)
   }
 }

@@ -15,6 +15,7 @@
  */
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
 import { PeerSlots } from './peer-slots.js'
+import { TurnBatch } from './turn-batch.js'
 import { outrun, passOverMs, smooth } from './hedge-rule.js'
 
 /** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
@@ -38,12 +39,20 @@ export class PeerFetch {
     this.quiet = new Set()
     /** requests that asked peers so far: where in its holder list the next one starts */
     this.turn = 0
-    /** @type {{ hashes: Set<string>, reply: Promise<any> } | null} the lookup being gathered this turn */
-    this.batch = null
     /** whether the page's first lookup has been gathered (it carries offers, protocol 3) */
     this.offered = false
     /** @type {Promise<import('./peer-link.js').Signal[]> | undefined} offers for it made before the page joined */
     this.offers = undefined
+    /**
+     * The lookups a page asks for in one turn, as one `lookup {hashes}`; the page's first carries
+     * offers, made with the ICE servers the welcome named (or an earlier page's) while it gathers.
+     * @type {TurnBatch<Promise<import('./peer-link.js').Signal[]> | null, any>}
+     */
+    this.lookups = new TurnBatch(LIMITS.maxLookupHashes, () => {
+      const offers = this.offered ? null : this.offers ?? o.pool.prepare(OFFERS)
+      this.offered = true
+      return offers
+    }, (hashes, offers) => this.lookup(hashes, offers))
     /** requests per peer at once, and who goes next */
     this.slots = new PeerSlots()
     /**
@@ -227,6 +236,26 @@ export class PeerFetch {
     this.o.signaling.send({ type: 'report', peer, hash, reason })
   }
 
+  /**
+   * One `lookup` for the hashes a page asked for in one turn.
+   * @param {string[]} hashes
+   * @param {Promise<import('./peer-link.js').Signal[]> | null} offers the page's first lookup carries them (protocol 3)
+   */
+  async lookup (hashes, offers) {
+    const { signaling, pool } = this.o
+    // Offers not made by now go unused: the lookup does not wait on them.
+    const made = offers && await Promise.race([offers, new Promise((resolve) => setTimeout(resolve, OFFER_WAIT_MS, []))])
+    const lookup = { type: 'lookup', hashes, connected: pool.connected().slice(0, LIMITS.maxConnected), offers: made?.length ? made : undefined }
+    return signaling.request(lookup, this.o.config.lookupTimeoutMs, { retry: true, afterJoin: true })
+      .then((reply) => {
+        if (offers) pool.bind(reply?.offered ?? {})
+        return reply
+      }, (err) => {
+        if (offers) pool.bind({})
+        throw err
+      })
+  }
+
   /** Resolves once a join is on its way (Signaling's `joining`). */
   joinSent () {
     const { signaling } = this.o
@@ -265,35 +294,8 @@ export class PeerFetch {
       }
       if (!signaling.joined && !signaling.joining) return []
     }
-    let batch = this.batch
-    if (!batch) {
-      /** @type {Set<string>} */
-      const hashes = new Set()
-      // Made with the ICE servers the welcome named (or an earlier page's), while the lookup gathers.
-      const offers = this.offered ? null : this.offers ?? pool.prepare(OFFERS)
-      this.offered = true
-      batch = this.batch = {
-        hashes,
-        reply: new Promise((resolve) => setTimeout(resolve)).then(async () => {
-          if (this.batch === batch) this.batch = null
-          // Offers not made by now go unused: the lookup does not wait on them.
-          const made = offers && await Promise.race([offers, new Promise((resolve) => setTimeout(resolve, OFFER_WAIT_MS, []))])
-          const lookup = { type: 'lookup', hashes: [...hashes], connected: pool.connected().slice(0, LIMITS.maxConnected), offers: made?.length ? made : undefined }
-          return signaling.request(lookup, this.o.config.lookupTimeoutMs, { retry: true, afterJoin: true })
-            .then((reply) => {
-              if (offers) pool.bind(reply?.offered ?? {})
-              return reply
-            }, (err) => {
-              if (offers) pool.bind({})
-              throw err
-            })
-        })
-      }
-    }
-    batch.hashes.add(hash)
-    if (batch.hashes.size >= LIMITS.maxLookupHashes) this.batch = null
     try {
-      const peers = (await batch.reply).found?.[hash]
+      const peers = (await this.lookups.add(hash)).found?.[hash]
       return (Array.isArray(peers) ? peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
     } catch {
       return []
