@@ -66,14 +66,12 @@ export class Transfer {
     /** the request whose reply is being sent (0: none), and whether its receiver asked us to cut it short */
     this.sending = 0
     this.cut = false
-    /** when a message last went either way (for closing the least recently used channel) */
+    /** when we last asked or heard anything: for closing the least recently used channel, and the stall clock */
     this.lastActive = Date.now()
     /** @type {Error | null} */
     this.closed = null
     /** @type {ReturnType<typeof setTimeout> | undefined} the stall check, while one is due */
     this.timer = undefined
-    /** when the stall clock last started again (Date.now()) */
-    this.stallFrom = 0
     channel.addEventListener('message', (e) => this.onMessage(/** @type {MessageEvent} */ (e).data))
     channel.addEventListener('close', () => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED)))
   }
@@ -252,16 +250,15 @@ export class Transfer {
     }
   }
 
-  /** Stall timer: runs while we await replies; any incoming message restarts it. */
   /**
-   * Start the stall clock again: our pending requests fail once `stallMs`
-   * pass without a message. One timer, which looks at the clock when it
-   * fires and waits out the rest: re-armed on every message, it cost a
-   * clearTimeout and a setTimeout per 16-KiB frame, 75 ms of a page's main
-   * thread over the shop's 40 images in a Chromium profile.
+   * The stall clock, started again by every request and message
+   * (`lastActive`): our pending requests fail once `stallMs` pass without a
+   * message. One timer, which looks at the clock when it fires and waits out
+   * the rest: re-armed on every message, it cost a clearTimeout and a
+   * setTimeout per 16-KiB frame, 75 ms of a page's main thread over the
+   * shop's 40 images in a Chromium profile.
    */
   armStall () {
-    this.stallFrom = Date.now()
     if (this.timer === undefined && this.pending.length && !this.closed) this.stallCheck(this.options.stallMs ?? STALL_MS)
   }
 
@@ -270,7 +267,7 @@ export class Transfer {
     this.timer = setTimeout(() => {
       this.timer = undefined
       if (this.closed || !this.pending.length) return
-      const left = (this.options.stallMs ?? STALL_MS) - (Date.now() - this.stallFrom)
+      const left = (this.options.stallMs ?? STALL_MS) - (Date.now() - this.lastActive)
       if (left > 0) this.stallCheck(left)
       else this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_STALL))
     }, ms)
