@@ -24,7 +24,7 @@
  * only runs while peers send nothing (every peer byte restarts it, and so
  * does handing the request to its first holder; an image that counted below
  * the fold until its page placed it in view gets the viewport's deadline
- * from then: loader.js), and
+ * from then, unless the one it had ends sooner: loader.js), and
  * asking the origin does not stop the peers: the first complete copy wins,
  * so a peer transfer nearly done is not thrown away for the origin's.
  *

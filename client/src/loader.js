@@ -128,21 +128,23 @@ export class Loader {
     let won
     try {
       const priority = () => via.priority?.() ?? 'viewport'
+      const size = name.size ?? 0
       // A request its page now places in view (it counted below the fold until the page said) gets the
-      // viewport's deadline from then, not from its start (hedge-rule.js).
+      // viewport's deadline from then, not from its start, unless the one it had ends sooner (hedge-rule.js).
       let was = priority()
-      /** @type {() => void} */
-      let restart = () => {}
+      /** @type {(fromMs: number, toMs: number) => void} */
+      let sooner = () => {}
       const deadline = () => {
         const now = priority()
-        if (was === 'later' && now === 'viewport') restart()
+        const ms = clock.deadline({ size, priority: now })
+        if (was === 'later' && now === 'viewport') sooner(clock.deadline({ size, priority: was }), ms)
         was = now
-        return clock.deadline({ size: name.size ?? 0, priority: now })
+        return ms
       }
       won = via.peers
-        ? await hedge((signal, onBytes) => {
-          restart = onBytes
-          return /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority, originMs: () => originMs(name.size ?? 0, clock.speed) })
+        ? await hedge((signal, onBytes, inView) => {
+          sooner = inView
+          return /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority, originMs: () => originMs(size, clock.speed) })
         }, fromOrigin, deadline)
         : { value: await fromOrigin(new AbortController().signal), from: /** @type {const} */ ('origin') }
     } catch (err) {

@@ -407,6 +407,19 @@ test('hedging, balanced: an image its page places in view after counting it belo
   assert.equal(hits['/good.png'], undefined, 'the origin was never asked')
 })
 
+test('hedging, balanced: placed in view late, an image keeps the deadline it had when that ends sooner than the viewport\'s from then', { timeout: 10000 }, async () => {
+  // Below the fold, the deadline is 1 s; in view, 0.8 s. Placed in view at 0.9 s, its holder silent: the
+  // origin at 1 s (the deadline it had), not at 1.7 s (the viewport's counted from the placement).
+  const hedge = /** @type {const} */ ({ hedge: 'balanced', hedgeMinMs: 800, hedgeMaxMs: 1000 })
+  const s = setup({ peers: { mute: 'silent' }, hedge })
+  s.clock.observe(5)
+  const t0 = performance.now()
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png', () => performance.now() - t0 < 900 ? 'later' : 'viewport')), good)
+  const ms = performance.now() - t0
+  assert.equal(s.stats.counts.origin.count, 1)
+  assert.ok(ms >= 950 && ms < 1500, `the origin won at ${Math.round(ms)} ms: more urgent never means the origin later`)
+})
+
 test('hedging, balanced: a holder the page\'s pace says would lose the race is not asked; the origin is, at once', { timeout: 10000 }, async () => {
   const hedge = /** @type {const} */ ({ hedge: 'balanced', hedgeMinMs: 1000, hedgeMaxMs: 3000 })
   // A nearby origin (its whole answer in 5 ms): the viewport's deadline is the 1-s floor. This page's
