@@ -101,6 +101,24 @@ export function outrun (peerMs, deadlineMs, originMs) {
   return peerMs !== null && originMs !== null && peerMs >= deadlineMs + originMs
 }
 
+/**
+ * A visitor whose last this-many channel attempts all failed to open (none
+ * opened since, either way) is taken to be behind a NAT no peer traverses:
+ * its requests race the origin at once (hedge `latency` and `balanced`),
+ * while peers are still tried, so that a channel that opens clears it
+ * (reach.js). One holder in ten behind such a NAT makes three failures in a
+ * row, among reachable holders, a one-in-a-thousand event.
+ */
+export const UNREACHED_AFTER = 3
+
+/**
+ * @param {number} failedInRow channel attempts in a row that did not open
+ * @returns {boolean} whether the visitor races the origin at once
+ */
+export function unreached (failedInRow) {
+  return failedInRow >= UNREACHED_AFTER
+}
+
 /** A holder this many times slower than the page's peers (to open a channel, or to answer) is passed over. */
 export const PACE_FACTOR = 4
 /** …but never sooner than this: a holder's first answer may need its store opened. */

@@ -48,10 +48,11 @@ export class OriginClock {
 /**
  * Race peers against the origin, the origin starting late (see above).
  * @template T
- * @param {(signal: AbortSignal, onBytes: () => void, sooner: (fromMs: number, toMs: number) => void) => Promise<T | null>} peers
+ * @param {(how: { signal: AbortSignal, onBytes: () => void, sooner: (fromMs: number, toMs: number) => void, race: () => void }) => Promise<T | null>} peers
  *   verified bytes from peers, or null when they cannot give them; `onBytes` on every frame that arrives;
  *   `sooner` when the request's deadline has just shortened for a reason that holds from now on (its
- *   page placed it in view): the new one counts from now, but ends no later than the old one would have
+ *   page placed it in view): the new one counts from now, but ends no later than the old one would have;
+ *   `race` to ask the origin now, whatever the deadline (the first complete copy still wins)
  * @param {(signal: AbortSignal) => Promise<T>} origin
  * @param {() => number} deadline ms, read again at each check (what the rule knows of the request may grow)
  * @returns {Promise<{ value: T, from: 'peer' | 'origin' }>}
@@ -111,6 +112,6 @@ export function hedge (peers, origin, deadline) {
     const sooner = (/** @type {number} */ fromMs, /** @type {number} */ toMs) => {
       quietSince = Math.min(performance.now(), quietSince + fromMs - toMs)
     }
-    peers(fromPeers.signal, onBytes, sooner).then((v) => v ? win(v, 'peer') : peersGaveUp(), peersGaveUp)
+    peers({ signal: fromPeers.signal, onBytes, sooner, race: startOrigin }).then((v) => v ? win(v, 'peer') : peersGaveUp(), peersGaveUp)
   })
 }

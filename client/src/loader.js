@@ -25,8 +25,9 @@ import { originMs } from './hedge-rule.js'
  * `signal`: the origin won, stop; `onBytes`: on every peer frame; `deadline()`: the hedge deadline
  * (a holder that sends nothing for this long is passed over for the next one, if any); `priority()`:
  * how the page needs it (its requests go to peers most urgent first); `originMs()`: how long the origin
- * would take to send it whole, as observed (null: not seen yet)
- * @typedef {{ signal: AbortSignal, onBytes: () => void, deadline: () => number, priority: () => import('./hedge-rule.js').Priority, originMs: () => number | null }} PeerHow
+ * would take to send it whole, as observed (null: not seen yet); `race()`: ask the origin now (peers may
+ * still win)
+ * @typedef {{ signal: AbortSignal, onBytes: () => void, deadline: () => number, priority: () => import('./hedge-rule.js').Priority, originMs: () => number | null, race: () => void }} PeerHow
  */
 
 export class Loader {
@@ -142,9 +143,9 @@ export class Loader {
         return ms
       }
       won = via.peers
-        ? await hedge((signal, onBytes, inView) => {
+        ? await hedge(({ signal, onBytes, sooner: inView, race }) => {
           sooner = inView
-          return /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority, originMs: () => originMs(size, clock.speed) })
+          return /** @type {NonNullable<Via['peers']>} */ (via.peers)(url, name, { signal, onBytes, deadline, priority, originMs: () => originMs(size, clock.speed), race })
         }, fromOrigin, deadline)
         : { value: await fromOrigin(new AbortController().signal), from: /** @type {const} */ ('origin') }
     } catch (err) {

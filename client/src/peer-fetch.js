@@ -28,6 +28,7 @@ export class PeerFetch {
    * @param {import('./stats.js').Stats} o.stats
    * @param {Promise<unknown>} o.ready resolves when joined or given up
    * @param {{ lookupTimeoutMs: number, connectTimeoutMs: number, quotaMb: number }} o.config
+   * @param {import('./reach.js').Reach} [o.reach] whether this visitor's channels open at all: while they do not, its requests race the origin at once
    */
   constructor (o) {
     this.o = o
@@ -39,6 +40,8 @@ export class PeerFetch {
     this.quiet = new Set()
     /** requests that asked peers so far: where in its holder list the next one starts */
     this.turn = 0
+    /** whether this page has tried a channel while unreached (reach.js) */
+    this.probed = false
     /** whether the page's first lookup has been gathered (it carries offers, protocol 3) */
     this.offered = false
     /** @type {Promise<import('./peer-link.js').Signal[]> | undefined} offers for it made before the page joined */
@@ -86,9 +89,17 @@ export class PeerFetch {
    * @param {import('./loader.js').PeerHow} how
    * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
    */
-  async get (url, { hash, size }, { signal, onBytes, deadline, priority, originMs }) {
+  async get (url, { hash, size }, { signal, onBytes, deadline, priority, originMs, race }) {
     const { stats, pool, config } = this.o
     const holders = await this.holders(hash)
+    // This visitor's channels have not been opening (reach.js): the origin now, the holders all the same
+    // (a channel that opens clears it). Not where the site prefers savings: its deadline is none.
+    if (holders.length && deadline() < Infinity && this.o.reach?.unreached()) {
+      race()
+      // The origin will likely win before any holder is asked: one channel a page is tried all the same.
+      if (!this.probed) pool.transfer(holders[0]).catch(() => {})
+      this.probed = true
+    }
     const turn = this.turn++ % (holders.length || 1)
     // Holders that went quiet on this page before are asked last; those with a channel open or opening first.
     const rank = (/** @type {string} */ p) => 2 * Number(this.quiet.has(p)) - Number(pool.reaching(p))

@@ -32,6 +32,8 @@ export class PeerPool {
    * @param {import('./transfer.js').TransferOptions['serve']} options.serve
    * @param {(peer: string, hash: string, bytes: number) => void} options.onServed
    * @param {() => boolean} [options.serving] whether to answer offers (no: receive-only)
+   * @param {import('./reach.js').Reach} [options.reach] told of every channel that opens, and of each we offered that does
+   *   not open within a fifth of connectTimeoutMs (the pass-over) or fails
    */
   constructor (options) {
     this.options = options
@@ -108,6 +110,7 @@ export class PeerPool {
    */
   reach (peer, link) {
     const began = performance.now()
+    this.noteReach(link, began)
     const attempt = link.opened.then((channel) => {
       this.openPace = smooth(this.openPace, performance.now() - began)
       return this.attach(link, channel)
@@ -119,6 +122,30 @@ export class PeerPool {
     this.connecting.set(peer, attempt)
     this.began.set(peer, began)
     return attempt
+  }
+
+  /**
+   * Tell `options.reach` how a channel we offered fares, once: it opened, or
+   * it did not within the pass-over (a fifth of connectTimeoutMs: still
+   * trying then, failed before, or closed by us at it, as a load that passes
+   * over its holder does). One we closed sooner (the page went) says nothing.
+   * @param {PeerLink} link
+   * @param {number} began when the attempt began (performance.now())
+   */
+  noteReach (link, began) {
+    const reach = this.options.reach
+    if (!reach) return
+    const passOver = this.options.config.connectTimeoutMs / 5
+    let counted = false
+    const miss = () => {
+      if (!counted) reach.miss()
+      counted = true
+    }
+    const timer = setTimeout(miss, passOver)
+    link.opened.then(() => reach.opened(), (err) => {
+      const failed = err?.code === CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED.code || err?.code === CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT.code
+      if (failed || performance.now() - began >= passOver) miss()
+    }).finally(() => clearTimeout(timer))
   }
 
   /**
@@ -266,7 +293,10 @@ export class PeerPool {
       if (!introduced || !(this.options.serving?.() ?? true)) return
       if (this.links.size >= MAX_LINKS && !this.closeIdlest()) return
       const incoming = this.createLink(from, signal.cid, false)
-      incoming.opened.then((channel) => this.attach(incoming, channel), () => {})
+      incoming.opened.then((channel) => {
+        this.options.reach?.opened()
+        this.attach(incoming, channel)
+      }, () => {})
       incoming.handle(signal)
       return
     }

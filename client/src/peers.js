@@ -16,6 +16,7 @@ import { Announcer } from './announcer.js'
 import { PeerPool } from './peer-pool.js'
 import { PeerFetch } from './peer-fetch.js'
 import { Uplink } from './uplink.js'
+import { Reach } from './reach.js'
 import { UsageReport } from './usage-report.js'
 
 /**
@@ -38,6 +39,8 @@ export function startPeers (config, store, env = globalThis) {
   const why = !urls.length ? 'no data-coordinator' : !env.RTCPeerConnection ? 'no WebRTC' : !globalThis.crypto?.subtle ? 'not a secure context (HTTPS)' : ''
   // Whether this visitor shares: the site's mode, the visitor's choice, Save-Data, its upload budget.
   const uplink = new Uplink(config, env)
+  // Whether this visitor's channels open at all, across its pages.
+  const reach = new Reach(env.localStorage)
   const serving = () => uplink.serving()
   /** what this visitor lists as held: nothing while it does not serve */
   const listed = () => serving() ? store.holdings() : []
@@ -83,6 +86,7 @@ export function startPeers (config, store, env = globalThis) {
       config,
       env,
       serving,
+      reach,
       // Checked per request: a peer still asking after we stopped serving gets `miss`.
       serve: async (hash) => serving() ? store.read(hash) : null,
       onServed: (peer, hash, bytes) => {
@@ -90,7 +94,7 @@ export function startPeers (config, store, env = globalThis) {
         uplink.spend(bytes)
       }
     })
-    fetcher = new PeerFetch({ signaling, pool, stats, ready, config })
+    fetcher = new PeerFetch({ signaling, pool, stats, ready, config, reach })
     if (config.usageMs > 0) usage = new UsageReport({ signaling, stats, intervalMs: config.usageMs, env })
     // Off: leave the coordinator (which lists nothing of ours from then on) and every peer.
     // Otherwise withdraw or announce at once, joining first if we had left.
@@ -124,7 +128,8 @@ export function startPeers (config, store, env = globalThis) {
       joined: signaling?.joined ?? false,
       held: announcer?.held ?? 0,
       connected: pool?.connected().length ?? 0,
-      uplink: { ...uplink.state(), sent: uplink.sent() }
+      uplink: { ...uplink.state(), sent: uplink.sent() },
+      reach: { failedInRow: reach.count(), unreached: reach.unreached() }
     })
   }
   return {

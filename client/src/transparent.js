@@ -117,7 +117,8 @@ export function startTransparent (config) {
     // Once the page has placed its images, where this one lies decides (the worker may have asked
     // before that, or before it heard).
     const now = () => priority === 'blocking' || !placing ? priority ?? 'viewport' : belowFold(placement, url) ? 'later' : 'viewport'
-    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: now, originMs: () => originMs ?? null }).catch(() => null)
+    const race = () => port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'race' }), [])
+    const asset = peers.peers && await peers.peers(url, name, { signal: stop.signal, onBytes, deadline: () => quietMs, priority: now, originMs: () => originMs ?? null, race }).catch(() => null)
     port.postMessage(/** @satisfies {import('./worker-messages.js').GetReply} */ ({ t: 'done', asset }), asset ? [asset.bytes.buffer] : [])
   }
 

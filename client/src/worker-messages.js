@@ -35,9 +35,10 @@
  *   `priority`: the page's requests go to peers most urgent first; `originMs`:
  *   how long the origin would take to send it whole, as the worker has seen it
  *   answer, null before: a holder expected to lose the race is not asked). The page
- *   answers `{t: 'bytes'}` while peer bytes flow (at most one per 20 ms) and
- *   then `{t: 'done', asset}` (null: no peer gave it); the worker may send
- *   `{t: 'cancel'}` first (the origin won).
+ *   answers `{t: 'bytes'}` while peer bytes flow (at most one per 20 ms),
+ *   `{t: 'race'}` when the origin should be asked now (this visitor's channels
+ *   have not been opening: reach.js) and then `{t: 'done', asset}` (null: no
+ *   peer gave it); the worker may send `{t: 'cancel'}` first (the origin won).
  * - `ping`: a page whose `hello` the worker has not heard answers with one.
  * - `held {all | add, remove, bytes}`: what the store holds, or how it changed.
  * - `loaded {e}`, `error {e}`, `failed`: the page's stats (loads the worker made for it).
@@ -75,8 +76,9 @@
 /**
  * On a `get`'s port.
  * @typedef {{ t: 'bytes' }} GetProgress peer bytes are flowing (the hedge's clock restarts)
+ * @typedef {{ t: 'race' }} GetRace ask the origin now (peers are still tried: the first whole copy wins)
  * @typedef {{ t: 'done', asset: PeerAsset | null }} GetDone
- * @typedef {GetProgress | GetDone} GetReply what the page answers
+ * @typedef {GetProgress | GetRace | GetDone} GetReply what the page answers
  * @typedef {{ t: 'cancel' }} GetCancel what the worker may send first
  */
 

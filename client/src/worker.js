@@ -246,7 +246,7 @@ function peersOf (clientId) {
  * @param {import('./loader.js').PeerHow} how `signal`: give up (a `cancel` goes to the page if it was asked)
  * @returns {Promise<import('./worker-messages.js').PeerAsset | null>}
  */
-async function fromPage (client, url, name, { signal, onBytes, deadline, priority, originMs }) {
+async function fromPage (client, url, name, { signal, onBytes, deadline, priority, originMs, race }) {
   // Given up already (nobody holds it, the coordinator said while the page was looked for): not asked.
   if (signal.aborted) return null
   await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
@@ -260,6 +260,7 @@ async function fromPage (client, url, name, { signal, onBytes, deadline, priorit
     port1.onmessage = ({ data }) => {
       const reply = /** @type {import('./worker-messages.js').GetReply | undefined} */ (data)
       if (reply?.t === 'bytes') onBytes()
+      else if (reply?.t === 'race') race()
       else end(reply?.asset ?? null)
     }
     signal.addEventListener('abort', () => {

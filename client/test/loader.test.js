@@ -19,6 +19,8 @@ import { PeerFetch } from '../src/peer-fetch.js'
 import { SLOTS_PER_PEER } from '../src/peer-slots.js'
 import { Emitter } from '../src/emitter.js'
 import { OriginClock } from '../src/hedge.js'
+import { Reach } from '../src/reach.js'
+import { UNREACHED_AFTER } from '../src/hedge-rule.js'
 import { Signaling } from '../src/signaling.js'
 import { FakeWebSocket } from './fake-websocket.js'
 
@@ -81,7 +83,7 @@ after(() => {
  * stand-in coordinator connection (then `holders` is unused). The hedge
  * deadline is a minute unless `hedgeMs` says otherwise (`latency`: one
  * deadline for every request), or `hedge` gives the rule's settings.
- * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../src/hedge-rule.js').HedgeSettings }} [o]
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../src/hedge-rule.js').HedgeSettings, reach?: Reach }} [o]
  */
 function setup (o = {}) {
   hits = {}
@@ -179,7 +181,8 @@ function setup (o = {}) {
     signaling: /** @type {any} */ (signaling),
     pool: /** @type {any} */ (pool),
     ready: Promise.resolve(true),
-    config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, connectTimeoutMs: o.connectTimeoutMs ?? 5000, quotaMb: 50 }
+    config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, connectTimeoutMs: o.connectTimeoutMs ?? 5000, quotaMb: 50 },
+    reach: o.reach
   })
   const clock = new OriginClock(o.hedge ?? { hedge: 'latency', hedgeMinMs: o.hedgeMs ?? 60000, hedgeMaxMs: o.hedgeMs ?? 60000 })
   const core = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock })
@@ -420,6 +423,30 @@ test('hedging, balanced: placed in view late, an image keeps the deadline it had
   assert.ok(ms >= 950 && ms < 1500, `the origin won at ${Math.round(ms)} ms: more urgent never means the origin later`)
 })
 
+test('a visitor whose channels have not been opening races the origin at once, and still tries its holder; not where the site prefers savings', { timeout: 10000 }, async () => {
+  const unreached = () => {
+    const reach = new Reach(undefined)
+    for (let i = 0; i < UNREACHED_AFTER; i++) reach.miss()
+    return reach
+  }
+  // The holder's channel opens at 300 ms: with a 2-s deadline the origin would wait for it.
+  const s = setup({ peers: { late: { opensAfter: 300 } }, hedgeMs: 2000, reach: unreached() })
+  const t0 = performance.now()
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.ok(performance.now() - t0 < 1000, 'the origin at once, not after the deadline')
+  assert.equal(s.stats.counts.origin.count, 1)
+  // Not yet that many misses: the holder's answer wins.
+  const reach = new Reach(undefined)
+  reach.miss()
+  const fine = setup({ peers: { late: { opensAfter: 300 } }, hedgeMs: 2000, reach })
+  assert.deepEqual(await bytesOf(await fine.loader.load('/good.png')), good)
+  assert.equal(fine.stats.counts.peer.count, 1)
+  // Savings first: peers until they give up, however unreached.
+  const savings = setup({ peers: { late: { opensAfter: 300 } }, hedge: { hedge: 'savings', hedgeMinMs: 100, hedgeMaxMs: 1500 }, reach: unreached() })
+  assert.deepEqual(await bytesOf(await savings.loader.load('/good.png')), good)
+  assert.equal(savings.stats.counts.peer.count, 1)
+})
+
 test('hedging, balanced: a holder the page\'s pace says would lose the race is not asked; the origin is, at once', { timeout: 10000 }, async () => {
   const hedge = /** @type {const} */ ({ hedge: 'balanced', hedgeMinMs: 1000, hedgeMaxMs: 3000 })
   // A nearby origin (its whole answer in 5 ms): the viewport's deadline is the 1-s floor. This page's
@@ -471,7 +498,7 @@ test('hedging: a holder quiet for the deadline is passed over for the next, whic
   const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
   // Two more requests, one of which would start its turn at the quiet holder.
   for (let i = 0; i < 2; i++) {
-    const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 50, priority: () => 'viewport', originMs: () => null })
+    const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 50, priority: () => 'viewport', originMs: () => null, race () {} })
     assert.equal(got?.peer, 'fine')
   }
   assert.deepEqual(s.asked, ['fine', 'fine'], 'the quiet holder is asked after the others')
@@ -482,7 +509,7 @@ test('a holder far slower than the page\'s others (a channel that never opens, o
     // The hedge deadline 5 s, the connect pass-over 4 s (a fifth of connectTimeoutMs).
     const s = setup({ peers: { liar, fine: good }, connectTimeoutMs: 20000 })
     const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
-    const how = () => ({ signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => /** @type {const} */ ('viewport'), originMs: () => null })
+    const how = () => ({ signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => /** @type {const} */ ('viewport'), originMs: () => null, race () {} })
     // Two requests at once: the first starts its turn at the liar, the second at the honest holder, whose pace the page learns.
     const t0 = performance.now()
     const got = await Promise.all([s.peers.get('/good.png', name, how()), s.peers.get('/good.png', name, how())])
@@ -502,7 +529,7 @@ test('the last holder left is not passed over for being slower than the page\'s 
   s.pool.openPace = 10
   s.peers.answerPace = 10
   const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
-  const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => 'viewport', originMs: () => null })
+  const got = await s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => 'viewport', originMs: () => null, race () {} })
   assert.equal(got?.peer, 'late')
 })
 
@@ -544,7 +571,7 @@ test('a page\'s requests take a few slots per holder at a time, the viewport\'s 
   /** @type {string[]} */
   const done = []
   const get = (/** @type {string} */ label, /** @type {import('../src/hedge-rule.js').Priority} */ priority) =>
-    s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => priority, originMs: () => null }).then((a) => {
+    s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => priority, originMs: () => null, race () {} }).then((a) => {
       assert.equal(a?.peer, 'steady')
       done.push(label)
     })

@@ -5,7 +5,7 @@
  * it waits for a new peer connection before passing the holder over. The engine and
  * the reference model both read them here.
  */
-import { hedgeDeadline, passOverMs } from '../../client/src/hedge-rule.js'
+import { hedgeDeadline, passOverMs, unreached } from '../../client/src/hedge-rule.js'
 
 /**
  * Whether a holder would lose the race to the origin asked at the deadline:
@@ -30,6 +30,20 @@ import { FLAG_BLOCKING } from './batch.js'
 export function requestDeadline ({ hedge, originTtfb, originRate }, size, priority) {
   const settings = { hedge: /** @type {import('../../client/src/hedge-rule.js').HedgePreference} */ (hedge), hedgeMinMs: CLIENT_DEFAULTS.hedgeMinMs, hedgeMaxMs: CLIENT_DEFAULTS.hedgeMaxMs }
   return hedgeDeadline({ size, priority }, { ttfb: originTtfb * 1000, rate: originRate / 1000 }, settings) / 1000
+}
+
+/**
+ * When the origin is asked for a request of a client whose last new
+ * connections failed `failedInRow` times in a row (none opened since, either
+ * way): at once once the client's rule says it is unreached (reach.js, hedge
+ * rule `unreached`), peers still tried; else at the deadline. Savings first
+ * (no deadline) stays so.
+ * @param {number} deadline seconds, from requestDeadline
+ * @param {number} failedInRow
+ * @returns {number} seconds
+ */
+export function raceAt (deadline, failedInRow) {
+  return deadline < Infinity && unreached(failedInRow) ? 0 : deadline
 }
 
 /**

@@ -117,6 +117,8 @@ export class Engine {
     this.pageState = new Uint8Array(0)
     /** per client, when its quarantine ends (0: never quarantined) */
     this.quarantinedUntil = new Float64Array(0)
+    /** per client, new connections it tried in a row that failed (the client's reach.js: kept across visits) */
+    this.failedInRow = new Int32Array(0)
     /** per client, the UTC day (of log time) of its latest upload, and bytes it served that day */
     this.uploadDayOf = new Int32Array(0)
     this.uploadedToday = new Float64Array(0)
@@ -199,6 +201,7 @@ export class Engine {
     this.traits = growTo(this.traits, cap)
     this.pageState = growTo(this.pageState, cap)
     this.quarantinedUntil = growTo(this.quarantinedUntil, cap)
+    this.failedInRow = growTo(this.failedInRow, cap)
     if (this.uploadDay !== Infinity) {
       this.uploadDayOf = growTo(this.uploadDayOf, cap)
       this.uploadedToday = growTo(this.uploadedToday, cap)

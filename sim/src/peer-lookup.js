@@ -17,7 +17,7 @@
  */
 import { rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
 import { growTo } from './batch.js'
-import { outrun, requestDeadline } from './client-timing.js'
+import { outrun, raceAt, requestDeadline } from './client-timing.js'
 import { H_CHOSEN, H_SLOT, H_STRIDE, H_TAG } from './holder-index.js'
 import { CLIENT, MARK, PAGE, SINCE, SLOT_STRIDE, TAG } from './online-slots.js'
 import { reportNoChannel } from './no-channel-reports.js'
@@ -140,7 +140,9 @@ export function rankHolders (e, c, o, size) {
  *
  * With the hedge on, the origin is asked too once no peer byte has come by
  * the request's deadline (the client's hedge rule: client-timing.js
- * `requestDeadline`); the first complete copy wins (a tie goes to the origin).
+ * `requestDeadline`), at once when the asker's last new connections all
+ * failed (`raceAt`: the client's reach.js); the first complete copy wins (a
+ * tie goes to the origin).
  * A holder that would lose is asked nothing (`outrun`): the request goes to
  * the origin and the holder uploads nothing for it.
  * @param {import('./engine.js').Engine} e
@@ -173,7 +175,9 @@ export function tryHolders (e, c, size, priority) {
   }
   const t = e.now
   const hedged = e.hedged
-  const deadline = hedged ? requestDeadline(e.config, size, priority) : Infinity
+  const asker = state[c * SLOT_STRIDE + CLIENT]
+  const failedInRow = e.failedInRow
+  const deadline = hedged ? raceAt(requestDeadline(e.config, size, priority), failedInRow[asker]) : Infinity
   let tau = e.lookupTime
   for (let k = 0; k < count; k++) {
     const p = order[(start + k) % count]
@@ -193,12 +197,16 @@ export function tryHolders (e, c, size, priority) {
         e.attempts++
         if (connectionFails(e, c, p)) {
           e.failures++
+          failedInRow[asker]++
           reportNoChannel(e, c, p) // may renumber ids, which moves records: found again below
           if (e.pageChannels) channels.open(c, p, state[p * SLOT_STRIDE + PAGE], Infinity)
           if (hedged) tau += e.passOver
           continue
         }
         channels.open(c, p, page, hedged ? t + tau + e.setupTime : t, at)
+        // a channel opens: at both ends, the count of failed ones starts again
+        failedInRow[asker] = 0
+        failedInRow[state[p * SLOT_STRIDE + CLIENT]] = 0
         firstByte = tau + e.setupTime
       }
     }

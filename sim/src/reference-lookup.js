@@ -6,7 +6,7 @@
  * the model's state.
  */
 import { HolderRanking, rankKey, sampleNext, sampleStart } from '../../coordinator/src/policy/peer-selection.js'
-import { outrun, passOverS, requestDeadline } from './client-timing.js'
+import { outrun, passOverS, raceAt, requestDeadline } from './client-timing.js'
 import { reportNoChannel } from './reference-serving.js'
 import { removeAt } from './reference-state.js'
 
@@ -58,7 +58,7 @@ export function lookup (m, asker, o, size, turn, priority) {
 function tryHolders (m, asker, ranked, size, turn, priority) {
   const { setupTime, lookupTime, originTtfb, originRate, peerRate } = m.config
   const hedged = m.config.hedge !== 'off'
-  const deadline = hedged ? requestDeadline(m.config, size, priority) : Infinity
+  const deadline = hedged ? raceAt(requestDeadline(m.config, size, priority), m.failedInRow.get(asker.client) ?? 0) : Infinity
   const t = m.now
   let order = ranked
   if (m.config.channels === 'page') {
@@ -82,12 +82,15 @@ function tryHolders (m, asker, ranked, size, turn, priority) {
       m.n.attempts++
       if (fails(m, asker, holder)) {
         m.n.failures++
+        m.failedInRow.set(asker.client, (m.failedInRow.get(asker.client) ?? 0) + 1)
         reportNoChannel(m, asker, holder)
         if (m.config.channels === 'page') asker.channels.set(holder.page, Infinity)
         if (hedged) tau += passOverS(setupTime)
         continue
       }
       asker.channels.set(holder.page, hedged ? t + tau + setupTime : t)
+      m.failedInRow.delete(asker.client)
+      m.failedInRow.delete(holder.client)
       firstByte = tau + setupTime
     }
     if (!hedged || firstByte <= deadline) return holder

@@ -76,6 +76,8 @@ export class ReferenceModel {
     this.adopter = new Map()
     /** @type {Map<number, Traits>} adopters' traits */
     this.traits = new Map()
+    /** @type {Map<number, number>} client → new connections it tried in a row that failed (none: 0) */
+    this.failedInRow = new Map()
     /** @type {Map<number, number>} client → page views so far */
     this.views = new Map()
     /** @type {Map<number, Store>} */

@@ -80,6 +80,7 @@ export function helpText () {
     '  --no-baseline           skip the replay without the script (page-load baseline)',
     '  --no-sim                skip the simulator',
     '  --csv FILE              also write the slice as the CSV the simulator reads',
+    '  --views FILE            also write every page view of every run as a JSON line (what sits behind a p95)',
     '  --json                  print one JSON object instead of the summary',
     '  --help                  this text'
   ].join('\n')
@@ -101,7 +102,7 @@ const HELP = /** @type {Record<typeof NUMBERS[number], string>} */ ({
 
 /**
  * @param {string[]} argv
- * @returns {{ help: true } | { help: false, trace: string, csv: string | undefined, json: boolean, baseline: boolean, sim: boolean, store: typeof STORES[number], o: typeof SWARM_DEFAULTS }}
+ * @returns {{ help: true } | { help: false, trace: string, csv: string | undefined, views: string | undefined, json: boolean, baseline: boolean, sim: boolean, store: typeof STORES[number], o: typeof SWARM_DEFAULTS }}
  */
 export function parseFlags (argv) {
   let parsed
@@ -112,6 +113,7 @@ export function parseFlags (argv) {
       options: {
         trace: { type: 'string' },
         csv: { type: 'string' },
+        views: { type: 'string' },
         store: { type: 'string' },
         json: { type: 'boolean' },
         'no-baseline': { type: 'boolean' },
@@ -142,7 +144,7 @@ export function parseFlags (argv) {
   const store = /** @type {typeof STORES[number]} */ (v.store ?? 'memory')
   if (!STORES.includes(store)) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--store ${JSON.stringify(v.store)}: one of ${STORES.join(', ')}`)
   if (store === 'memory' && o.shards !== 1) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_VALUE, `--shards ${o.shards}: the in-process store serves one coordinator; use --store redis or cluster`)
-  return { help: false, trace: v.trace, csv: v.csv, json: v.json === true, baseline: !v['no-baseline'], sim: !v['no-sim'], store, o: /** @type {typeof SWARM_DEFAULTS} */ (o) }
+  return { help: false, trace: v.trace, csv: v.csv, views: v.views, json: v.json === true, baseline: !v['no-baseline'], sim: !v['no-sim'], store, o: /** @type {typeof SWARM_DEFAULTS} */ (o) }
 }
 
 /**
@@ -177,11 +179,18 @@ export async function main (argv, io) {
     }
     const crowd = runs.map((r) => crowdFigures(slice, r))
     let baseline = null
+    /** @type {Map<string, number>} each view's time without the script */
+    const plainMs = new Map()
     if (flags.baseline) {
       io.err('replay without the script')
       const r = await runCrowdApart({ ...common, withScript: false })
       const ms = r.views.map((v) => v.ms)
+      for (const v of r.views) plainMs.set(v.path, v.ms)
       baseline = { p50: percentile(ms, 0.5), p95: percentile(ms, 0.95), originBytes: crowdFigures(slice, r).originBytes }
+    }
+    if (flags.views) {
+      const lines = runs.flatMap((r, run) => r.views.map((v) => JSON.stringify({ run: run + 1, ...v, plainMs: plainMs.get(v.path) ?? null })))
+      writeFileSync(flags.views, lines.map((l) => l + '\n').join(''))
     }
     const sim = flags.sim ? await simFigures(slice, simSettings(o)) : null
     const check = sim ? bind(crowd, sim) : null

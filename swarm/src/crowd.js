@@ -49,7 +49,7 @@ const SECRET = `crowd-${Math.random().toString(36).slice(2)}-${Date.now()}-secre
  * @typedef {object} CrowdResult
  * @property {number} wallMs
  * @property {import('./replay-stats.js').ReplayStats} origin the origin's own counter
- * @property {(import('./node-visitor.js').ViewResult & { client: string })[]} views
+ * @property {(import('./node-visitor.js').ViewResult & { client: string, path: string })[]} views
  * @property {number} viewBytes the log's HTML bytes of the views served (the replay's own markup beyond them is not the log's)
  * @property {Record<string, number>} coordinator lookups, hits, joins, reports and quarantines, from the coordinator's counters
  * @property {any} usage what the coordinator's `/stats` says of the site's usage (the visitors' own reports)
@@ -129,7 +129,7 @@ export async function runCrowd (o) {
         const cached = view.htmlBytes === 0 && visitor instanceof NodeVisitor
         const r = await visitor.view(view.path, view.assets, view.others, { cached })
         viewBytes += view.htmlBytes
-        results.push({ ...r, client: view.client })
+        results.push({ ...r, client: view.client, path: view.path })
         if (view.last) {
           const stay = at(view.leaveAt) - (performance.now() - t0)
           if (stay > 0) await sleep(stay)

@@ -176,6 +176,8 @@ export class NodeVisitor {
     this.clock = new OriginClock(this.config)
     this.loader = new Loader({ names: this.names, cache: this.cache, cacheReady: this.cacheReady, clock: this.clock })
     this.views = 0
+    /** @type {Set<Promise<void>>} a first view's assets being adopted */
+    this.adopting = new Set()
     /** @type {Record<string, string[]>} the first few messages of each error code its pages met */
     this.samples = {}
   }
@@ -232,7 +234,8 @@ export class NodeVisitor {
         if (first || media) {
           const { res, bytes } = await plain(url)
           if (!res.ok) return done(url, 'failed', 0)
-          if (first && !media) await this.adopt(url, bytes, page.stats)
+          // The worker adopts them after the page has them: the page does not wait for it (synced does).
+          if (first && !media) this.adopting.add(this.adopt(url, bytes, page.stats).catch(() => {}))
           return done(url, 'origin', bytes.length)
         }
         const name = await this.names.get(url)
@@ -318,6 +321,8 @@ export class NodeVisitor {
 
   /** Resolves once the coordinator has acknowledged what the open page holds. */
   async synced () {
+    await Promise.all(this.adopting)
+    this.adopting.clear()
     await this.page?.ready
     await this.page?.synced()
   }

@@ -1,4 +1,4 @@
-/* global Image, getComputedStyle, RTCDataChannel, ServiceWorker -- used inside page.evaluate callbacks, which run in the browser */
+/* global Image, getComputedStyle, RTCDataChannel, RTCPeerConnection, ServiceWorker, localStorage -- used inside page.evaluate callbacks, which run in the browser */
 /**
  * Transparent mode on an ordinary site, in real browsers: a folder with plain
  * `<img src>`, `srcset`, `<picture>` and a CSS background, the two bundles and
@@ -321,6 +321,41 @@ test('a silent peer: after the hedge deadline the origin wins, and the peer\'s r
     const heard = await a.tab.evaluate(() => /** @type {any} */ (globalThis).heard)
     assert.ok(heard.includes('get'), `A was asked (${heard})`)
     assert.ok(heard.includes('cancel'), `and then told to cancel (${heard})`)
+  } finally {
+    await a.close()
+    await b.close()
+  }
+})
+
+test('a visitor whose channels have not been opening (maygh-reach) gets each image from the origin at once, not after the pass-over; its holder is still tried', { timeout: 120000 }, async () => {
+  const a = await visitor('chromium')
+  const b = await visitor('chromium')
+  try {
+    await a.open('/')
+    // B is behind a NAT nobody traverses: it sends no ICE candidate and takes none. Its last three
+    // channels did not open (an earlier visit).
+    await b.tab.addInitScript(() => {
+      Object.defineProperty(RTCPeerConnection.prototype, 'onicecandidate', { get () { return null }, set () {}, configurable: true })
+      RTCPeerConnection.prototype.addIceCandidate = () => Promise.resolve()
+      localStorage.setItem('maygh-reach', localStorage.getItem('maygh-reach') ?? '3')
+    })
+    await b.open('/about.html')
+    await b.open('/')
+    await assertShown(b.tab)
+    const sb = await b.stats()
+    assert.equal(sb.origin.count, LOADED.length)
+    // Through the worker, each in well under the pass-over (a fifth of the 5-s connect timeout), which
+    // each would have waited for its one holder's channel otherwise.
+    const slowest = await b.tab.evaluate(() => Math.max(...performance.getEntriesByType('resource')
+      .filter((e) => e.name.includes('/img/')).map((e) => /** @type {PerformanceResourceTiming} */ (e).responseEnd - e.startTime)))
+    assert.ok(slowest < 900, `the slowest image took ${Math.round(slowest)} ms`)
+    // A was tried all the same: its channel did not open within the pass-over either.
+    let reach
+    for (let i = 0; i < 50 && !(reach?.failedInRow >= 4); i++) {
+      reach = (await b.stats()).reach
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    assert.deepEqual(reach, { failedInRow: 4, unreached: true })
   } finally {
     await a.close()
     await b.close()

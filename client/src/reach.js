@@ -1,0 +1,53 @@
+/**
+ * Whether this visitor's peer channels open at all, remembered across its
+ * pages (localStorage `maygh-reach`: the channels it tried in a row that did
+ * not open within the pass-over, none having opened since). Behind a NAT no
+ * peer can traverse, every channel fails, with every holder, on every page;
+ * without this, each of its requests waited out the hedge deadline before
+ * the origin was asked (the crowd replay's slowest page views: docs/swarm.md).
+ * Once `unreached` (hedge-rule.js), its requests race the origin at once
+ * while peers are still tried, so the first channel that opens, in either
+ * direction, clears it.
+ */
+import { unreached } from './hedge-rule.js'
+
+const KEY = 'maygh-reach'
+
+export class Reach {
+  /** @param {Storage | undefined} storage the page's localStorage (none, or blocked: remembered for this page only) */
+  constructor (storage) {
+    this.storage = storage
+    /** the count as this page last set it: what counts when storage is unavailable */
+    this.own = 0
+  }
+
+  /** channels tried in a row that did not open (another tab's count included) */
+  count () {
+    try {
+      const v = this.storage?.getItem(KEY)
+      if (typeof v === 'string') return Number(v) || 0
+    } catch {}
+    return this.own
+  }
+
+  /** @param {number} n */
+  set (n) {
+    this.own = n
+    try { this.storage?.setItem(KEY, String(n)) } catch {}
+  }
+
+  /** A channel this visitor tried did not open within the pass-over, or failed. */
+  miss () {
+    this.set(this.count() + 1)
+  }
+
+  /** A channel opened, either way. */
+  opened () {
+    if (this.count()) this.set(0)
+  }
+
+  /** Whether this visitor's requests race the origin at once (hedge-rule.js unreached). */
+  unreached () {
+    return unreached(this.count())
+  }
+}
