@@ -105,8 +105,8 @@ export function outrun (peerMs, deadlineMs, originMs) {
  * A visitor whose last this-many channel attempts all failed to open (none
  * opened since, either way) is taken to be behind a NAT no peer traverses:
  * its requests race the origin at once (hedge `latency` and `balanced`),
- * while peers are still tried, so that a channel that opens clears it
- * (reach.js). One holder in ten behind such a NAT makes three failures in a
+ * while peers are still tried, so that a channel that opens clears it, and
+ * its pages list nothing (reach.js). One holder in ten behind such a NAT makes three failures in a
  * row, among reachable holders, a one-in-a-thousand event.
  */
 export const UNREACHED_AFTER = 3

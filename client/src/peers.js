@@ -39,11 +39,13 @@ export function startPeers (config, store, env = globalThis) {
   const why = !urls.length ? 'no data-coordinator' : !env.RTCPeerConnection ? 'no WebRTC' : !globalThis.crypto?.subtle ? 'not a secure context (HTTPS)' : ''
   // Whether this visitor shares: the site's mode, the visitor's choice, Save-Data, its upload budget.
   const uplink = new Uplink(config, env)
-  // Whether this visitor's channels open at all, across its pages.
-  const reach = new Reach(env.localStorage)
   const serving = () => uplink.serving()
+  // Whether this visitor's channels open at all, across its pages. One whose channels have not been
+  // opening lists nothing on this page (holders nobody reaches cost their askers the pass-over).
+  const reach = new Reach(env.localStorage)
+  const reached = !reach.unreached()
   /** what this visitor lists as held: nothing while it does not serve */
-  const listed = () => serving() ? store.holdings() : []
+  const listed = () => reached && serving() ? store.holdings() : []
 
   const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(env.localStorage), WebSocket: env.WebSocket, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed, haveKnown: store.opened, iceServers: recalled(env.sessionStorage) })
   /**

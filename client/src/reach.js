@@ -7,7 +7,8 @@
  * the origin was asked (the crowd replay's slowest page views: docs/swarm.md).
  * Once `unreached` (hedge-rule.js), its requests race the origin at once
  * while peers are still tried, so the first channel that opens, in either
- * direction, clears it.
+ * direction, clears it; and a page that starts unreached lists nothing
+ * (peers.js), since its askers would only wait out the pass-over on it.
  */
 import { unreached } from './hedge-rule.js'
 

@@ -8,15 +8,16 @@
  */
 import { blames } from '../../coordinator/src/policy/report-rule.js'
 import { getOr } from './reference-state.js'
+import { unreached } from '../../client/src/hedge-rule.js'
 
 /** @typedef {import('./reference-model.js').ReferenceModel} ReferenceModel */
 /** @typedef {import('./reference-state.js').Session} Session */
 
-/** @param {ReferenceModel} m @param {Session} session @returns {boolean} whether it may serve now: not receive-only, quarantined or over a budget */
+/** @param {ReferenceModel} m @param {Session} session @returns {boolean} whether it may serve now: not receive-only, quarantined, over a budget or unreached */
 export function serves (m, session) {
   const c = session.client
   const { uploadSession, uploadDay } = m.config
-  if (m.traitsOf(c).receiveOnly || m.now < (m.quarantinedUntil.get(c) ?? 0) || session.uploaded >= uploadSession) return false
+  if (m.traitsOf(c).receiveOnly || m.now < (m.quarantinedUntil.get(c) ?? 0) || session.uploaded >= uploadSession || unreached(m.failedInRow.get(c) ?? 0)) return false
   const today = m.today.get(c)
   return (today !== undefined && today.day === Math.floor(m.now / 86400) ? today.bytes : 0) < uploadDay
 }

@@ -6,6 +6,7 @@
  * peer-lookup.js is. (Page views' joins: sessions.js; reports and
  * quarantine: no-channel-reports.js.)
  */
+import { unreached } from '../../client/src/hedge-rule.js'
 import { CLIENT, LISTED, SLOT_STRIDE, TAG } from './online-slots.js'
 
 /** bit of `Engine#traits`: the client is behind a NAT no peer connection traverses */
@@ -17,7 +18,9 @@ export const QUARANTINED_ONCE = 4
 
 /**
  * Whether the client may serve now: not receive-only, not quarantined, its
- * upload budgets not spent (client/src/uplink.js).
+ * upload budgets not spent (client/src/uplink.js), and not unreached: its
+ * last new connections all failed (client/src/reach.js; asked as a page
+ * joins, as the client's page does).
  * @param {import('./engine.js').Engine} e
  * @param {number} c
  * @param {number} s its slot
@@ -25,7 +28,7 @@ export const QUARANTINED_ONCE = 4
  * @returns {boolean}
  */
 export function serves (e, c, s, t) {
-  if ((e.traits[c] & RECEIVE_ONLY) !== 0 || t < e.quarantinedUntil[c]) return false
+  if ((e.traits[c] & RECEIVE_ONLY) !== 0 || t < e.quarantinedUntil[c] || unreached(e.failedInRow[c])) return false
   if (e.slots.uploaded[s] >= e.uploadSession) return false
   if (e.uploadDay === Infinity) return true
   return (e.uploadDayOf[c] === Math.floor(t / 86400) ? e.uploadedToday[c] : 0) < e.uploadDay

@@ -283,9 +283,9 @@ test('untraversable visitors: every new connection to or from one fails, the sam
   assert.equal(none.connections.failures, 0)
 })
 
-test('a visitor whose last new connections all failed races the origin at once (the client\'s reach.js), peers still tried; one that opens clears it', () => {
+test('a visitor whose last new connections all failed races the origin at once and lists nothing on its next page (the client\'s reach.js), peers still tried; one that opens clears it', () => {
   const [u] = clientsWith(1, { untraversable: true })
-  const [a, b] = clientsWith(2, {})
+  const [a, b, c] = clientsWith(3, {})
   // U (untraversable) holds x, y and z; A holds the 2 MB w. B asks U for x, y and z on three page
   // views (three failures in a row), then A for w: a new channel, its first byte at 1.05 s, the
   // whole at 1.05 + 2.5 = 3.55 s. The origin, asked at the 0.32-s deadline, would be done at
@@ -296,18 +296,21 @@ test('a visitor whose last new connections all failed races the origin at once (
     [10, b, PAGE, 0, P], [10, b, 1, 100, A],
     [20, b, PAGE, 0, P], [20, b, 2, 100, A],
     [30, b, PAGE, 0, P], [30, b, 3, 100, A],
-    [40, b, PAGE, 0, P], [40, b, 4, 2_000_000, A],
+    // B's page at 40 began unreached: it lists nothing, so the 2 MB u it fetches (nobody holds it) is
+    // not C's to get from B (the origin serves C too)
+    [40, b, PAGE, 0, P], [40, b, 4, 2_000_000, A], [40, b, 6, 2_000_000, A],
+    [45, c, PAGE, 0, P], [45, c, 6, 2_000_000, A],
     // B's channel to A opened all the same, which clears the count: the 2 MB v goes by the deadline, from A
     [50, b, PAGE, 0, P], [50, b, 5, 2_000_000, A]
   ])
-  const hedged = { ...TRAITS, hedge: 'latency', setupTime: 1, peerRate: 800_000 }
+  const hedged = { ...TRAITS, hedge: 'latency', setupTime: 1, peerRate: 800_000, channels: 'page' }
   const unreached = engineRun(requests, hedged).result
   assert.equal(unreached.connections.failures, 3)
   assert.equal(unreached.peerBytes, 2_000_000)
   assert.equal(unreached.hedge.racesLost, 1)
-  // Two failures only (no z): B is not unreached, and A serves w and v.
+  // Two failures only (no z): B is not unreached: A serves w and v, and B serves C u.
   const twice = engineRun(requests.filter(([t, c]) => !(t === 30 && c === b)), hedged).result
-  assert.equal(twice.peerBytes, 4_000_000)
+  assert.equal(twice.peerBytes, 6_000_000)
   assert.equal(twice.hedge.racesLost, 0)
 })
 
