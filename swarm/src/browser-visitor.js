@@ -31,6 +31,8 @@ export class BrowserVisitor {
     this.views = 0
     /** @type {string[]} console errors and page errors, for the report */
     this.logs = []
+    /** @type {Record<string, string[]>} the first few messages of each error code its pages met (`Maygh.on('error')`) */
+    this.samples = {}
   }
 
   async open () {
@@ -39,6 +41,7 @@ export class BrowserVisitor {
     const tab = this.tab = await context.newPage()
     tab.on('pageerror', (err) => this.logs.push(`pageerror: ${err.message}`))
     await tab.addInitScript(countSetups)
+    await tab.addInitScript(collectErrors)
     if (this.o.untraversable) await tab.addInitScript(hideCandidates)
     return tab
   }
@@ -58,8 +61,12 @@ export class BrowserVisitor {
     const s = await tab.evaluate(async () => {
       const m = /** @type {any} */ (globalThis).Maygh
       await m.idle()
-      return { ...m.stats(), setups: /** @type {any} */ (globalThis).mayghSetups }
+      return { ...m.stats(), setups: /** @type {any} */ (globalThis).mayghSetups, said: /** @type {any} */ (globalThis).mayghErrors ?? [] }
     })
+    for (const { code, message } of s.said) {
+      const seen = (this.samples[code] ??= [])
+      if (seen.length < 3 && !seen.includes(message)) seen.push(message)
+    }
     let direct = 0
     for (const a of assets) if (a.media) direct += a.bytes
     for (const o of others) direct += o.bytes
@@ -89,6 +96,21 @@ function countSetups () {
     if (typeof data === 'string') g.mayghSetups += data.split('"type":"offer"').length - 1
     return send.call(this, data)
   }
+}
+
+/**
+ * In the page, before anything runs: what goes wrong, with its message (the
+ * stats count codes only), from the moment the page script defines `Maygh`.
+ */
+function collectErrors () {
+  const g = /** @type {any} */ (globalThis)
+  g.mayghErrors = []
+  let tries = 0
+  const hook = setInterval(() => {
+    if (!g.Maygh && ++tries < 2000) return
+    clearInterval(hook)
+    g.Maygh?.on('error', (/** @type {{ code: string, message: string }} */ e) => { if (g.mayghErrors.length < 50) g.mayghErrors.push({ code: e.code, message: e.message }) })
+  }, 5)
 }
 
 /**

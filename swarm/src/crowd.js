@@ -202,7 +202,6 @@ function samplesOf (visitors) {
   /** @type {Record<string, string[]>} */
   const all = {}
   for (const v of visitors) {
-    if (!(v instanceof NodeVisitor)) continue
     for (const [code, messages] of Object.entries(v.samples)) {
       const seen = (all[code] ??= [])
       for (const m of messages) if (seen.length < 5 && !seen.includes(m)) seen.push(m)
