@@ -106,8 +106,9 @@ export function outrun (peerMs, deadlineMs, originMs) {
  * opened since, either way) is taken to be behind a NAT no peer traverses:
  * its requests race the origin at once (hedge `latency` and `balanced`),
  * while peers are still tried, so that a channel that opens clears it, and
- * its pages list nothing (reach.js). One holder in ten behind such a NAT makes three failures in a
- * row, among reachable holders, a one-in-a-thousand event.
+ * its pages list nothing (reach.js). With one holder in ten behind such a
+ * NAT, three failures in a row are a one-in-a-thousand event for a visitor
+ * that is not.
  */
 export const UNREACHED_AFTER = 3
 
@@ -117,6 +118,16 @@ export const UNREACHED_AFTER = 3
  */
 export function unreached (failedInRow) {
   return failedInRow >= UNREACHED_AFTER
+}
+
+/**
+ * A new channel not open within a fifth of the connect timeout counts as not
+ * opened: its holder is passed over (peer-fetch.js), and the visitor counts
+ * it against its own reach (peer-pool.js).
+ * @param {number} connectTimeoutMs
+ */
+export function channelPassOverMs (connectTimeoutMs) {
+  return connectTimeoutMs / 5
 }
 
 /** A holder this many times slower than the page's peers (to open a channel, or to answer) is passed over. */

@@ -16,7 +16,7 @@
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
 import { PeerSlots } from './peer-slots.js'
 import { TurnBatch } from './turn-batch.js'
-import { outrun, passOverMs, smooth } from './hedge-rule.js'
+import { channelPassOverMs, outrun, passOverMs, smooth } from './hedge-rule.js'
 
 /** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
 
@@ -129,7 +129,7 @@ export class PeerFetch {
         // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
         // dropped, and the next holder tried (the page does not wait out the timeout). One much
         // slower than the page's other channels is left sooner, and kept: it may still open.
-        const cap = config.connectTimeoutMs / 5
+        const cap = channelPassOverMs(config.connectTimeoutMs)
         const wait = overdue(since, () => others ? passOverMs(cap, pool.openPace) : cap)
         const transfer = await Promise.race([attempt, wait.promise.then(() => null)]).finally(wait.stop)
         if (!transfer) {

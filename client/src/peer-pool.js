@@ -5,7 +5,7 @@
  * gets a Transfer, so either side may request over it.
  */
 import { PeerLink } from './peer-link.js'
-import { smooth } from './hedge-rule.js'
+import { channelPassOverMs, smooth } from './hedge-rule.js'
 import { Transfer } from './transfer.js'
 import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 
@@ -135,7 +135,7 @@ export class PeerPool {
   noteReach (link, began) {
     const reach = this.options.reach
     if (!reach) return
-    const passOver = this.options.config.connectTimeoutMs / 5
+    const passOver = channelPassOverMs(this.options.config.connectTimeoutMs)
     let counted = false
     const miss = () => {
       if (!counted) reach.miss()

@@ -4,7 +4,8 @@
  * not open within the pass-over, none having opened since). Behind a NAT no
  * peer can traverse, every channel fails, with every holder, on every page;
  * without this, each of its requests waited out the hedge deadline before
- * the origin was asked (the crowd replay's slowest page views: docs/swarm.md).
+ * the origin was asked (the crowd replay's slowest page views: README,
+ * "Savings, measured").
  * Once `unreached` (hedge-rule.js), its requests race the origin at once
  * while peers are still tried, so the first channel that opens, in either
  * direction, clears it; and a page that starts unreached lists nothing

@@ -11,14 +11,7 @@ import { UNREACHED_AFTER } from '../src/hedge-rule.js'
 import { Emitter } from '../src/emitter.js'
 import { PeerPool } from '../src/peer-pool.js'
 import { FakeChannel } from './fake-channel.js'
-
-class MemoryStorage {
-  constructor () { this.map = new Map() }
-  /** @param {string} k */
-  getItem (k) { return this.map.get(k) ?? null }
-  /** @param {string} k @param {string} v */
-  setItem (k, v) { this.map.set(k, v) }
-}
+import { MemoryStorage } from './memory-storage.js'
 
 test('the count of channels that did not open, kept across pages in localStorage; one that opens clears it', () => {
   const storage = new MemoryStorage()

@@ -8,17 +8,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Uplink } from '../src/uplink.js'
 import { readConfig } from '../src/config.js'
-
-/** What `localStorage` / `sessionStorage` offer, in memory. */
-class MemoryStorage {
-  constructor () { this.items = new Map() }
-  /** @param {string} k */
-  getItem (k) { return this.items.get(k) ?? null }
-  /** @param {string} k @param {string} v */
-  setItem (k, v) { this.items.set(k, String(v)) }
-  /** @param {string} k */
-  removeItem (k) { this.items.delete(k) }
-}
+import { MemoryStorage } from './memory-storage.js'
 
 const MB = 1048576
 

@@ -5,7 +5,7 @@
  * it waits for a new peer connection before passing the holder over. The engine and
  * the reference model both read them here.
  */
-import { hedgeDeadline, passOverMs, unreached } from '../../client/src/hedge-rule.js'
+import { channelPassOverMs, hedgeDeadline, passOverMs, unreached } from '../../client/src/hedge-rule.js'
 
 /**
  * Whether a holder would lose the race to the origin asked at the deadline:
@@ -68,5 +68,5 @@ export function replayPriority (flags, index, viewportAssets) {
  * @param {number} setupTime seconds
  */
 export function passOverS (setupTime) {
-  return passOverMs(CLIENT_DEFAULTS.connectTimeoutMs / 5, setupTime * 1000) / 1000
+  return passOverMs(channelPassOverMs(CLIENT_DEFAULTS.connectTimeoutMs), setupTime * 1000) / 1000
 }
