@@ -84,7 +84,8 @@ export const CLIENT_ERRORS = /* @__PURE__ */ defineArea('client', {}, {
   MGH_ERR_MISS: 'peer does not hold the asset',
   MGH_ERR_PEER_PROTOCOL: 'peer broke the data-channel protocol',
   MGH_ERR_HASH_MISMATCH: 'bytes do not match their SHA-256 name',
-  MGH_ERR_ORIGIN: 'origin fetch failed'
+  MGH_ERR_ORIGIN: 'origin fetch failed',
+  MGH_ERR_INTERNAL: 'client bug (please report it); the load went to the origin'
 })
 
 /** Simulator errors: the CLI prints `maygh-sim: CODE: message` and exits with status 2. */

@@ -91,7 +91,7 @@ export class PeerFetch {
    */
   async get (url, { hash, size }, { signal, onBytes, deadline, priority, originMs, race }) {
     const { stats, pool, config } = this.o
-    const holders = await this.holders(hash)
+    const holders = await this.holders(hash, url)
     // This visitor's channels have not been opening (reach.js): the origin now, the holders all the same
     // (a channel that opens clears it). Not where the site prefers savings: its deadline is none.
     if (holders.length && deadline() < Infinity && this.o.reach?.unreached()) {
@@ -287,11 +287,14 @@ export class PeerFetch {
    * images, as the page or the worker asks for them) go out as one message
    * (`hashes`, at most maxLookupHashes). A lookup is safe to repeat: one cut
    * off by a lost coordinator is asked again of the next one joined, within
-   * the same timeout.
+   * the same timeout. A lookup that fails for a reason other than having no
+   * coordinator (it timed out, the coordinator refused it) counts as an
+   * error of the load.
    * @param {string} hash
+   * @param {string} [url] for events
    * @returns {Promise<string[]>}
    */
-  async holders (hash) {
+  async holders (hash, url = '') {
     const { signaling, pool } = this.o
     if (!signaling.joined) {
       if (signaling.stopped || signaling.unreachable()) return []
@@ -308,7 +311,9 @@ export class PeerFetch {
     try {
       const peers = (await this.lookups.add(hash)).found?.[hash]
       return (Array.isArray(peers) ? peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
-    } catch {
+    } catch (err) {
+      const code = /** @type {any} */ (err)?.code
+      if (code !== CLIENT_ERRORS.MGH_ERR_OFFLINE.code) this.o.stats.error({ url, hash, code: code ?? CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT.code, message: `lookup: ${/** @type {any} */ (err)?.message ?? err}` })
       return []
     }
   }

@@ -9,6 +9,7 @@
  * host hands in as `env`: the crowd replay (swarm/) runs this same code in
  * Node peers.
  */
+import { CLIENT_ERRORS } from '../../protocol/index.js'
 import { coordinatorUrls } from './config.js'
 import { Stats } from './stats.js'
 import { Signaling } from './signaling.js'
@@ -142,7 +143,11 @@ export function startPeers (config, store, env = globalThis) {
     /** the holdings changed: announce them soon */
     changed: () => announcer?.schedule(),
     /** @type {import('./loader.js').Via['peers']} */
-    peers: fetcher && ((url, name, how) => /** @type {PeerFetch} */ (fetcher).get(url, name, how)),
+    // Whatever fails unforeseen on the peer path, the load goes to the origin, and the error is counted, not swallowed.
+    peers: fetcher && ((url, name, how) => /** @type {PeerFetch} */ (fetcher).get(url, name, how).catch((err) => {
+      stats.error({ url, hash: name.hash, code: CLIENT_ERRORS.MGH_ERR_INTERNAL.code, message: String(err?.stack ?? err) })
+      return null
+    })),
     /** Resolves once the coordinator has acknowledged our latest holdings. */
     async synced () {
       while (!(announcer?.synced() ?? true)) await announcer?.settled()

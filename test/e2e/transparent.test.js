@@ -92,6 +92,14 @@ async function visitor (kind, options = {}) {
   const logs = []
   tab.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`))
   tab.on('pageerror', (e) => logs.push(`pageerror: ${e.message}`))
+  // What the worker told each page of its loads (where from, how long), for failures to show.
+  await tab.addInitScript(() => {
+    const told = /** @type {unknown[]} */ ([])
+    Object.defineProperty(globalThis, '__loads', { value: told })
+    navigator.serviceWorker?.addEventListener('message', (e) => {
+      if (e.data?.maygh === 'loaded' || e.data?.maygh === 'error') told.push({ [e.data.maygh]: e.data.e, at: Math.round(performance.now()) })
+    })
+  })
   return {
     tab,
     logs,
@@ -101,6 +109,7 @@ async function visitor (kind, options = {}) {
       if (options.javaScriptEnabled !== false) await tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
     },
     stats: () => tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
+    loads: () => tab.evaluate(() => /** @type {any} */ (globalThis).__loads),
     close: () => browser.close()
   }
 }
@@ -149,7 +158,7 @@ for (const [first, second] of /** @type {const} */ ([['chromium', 'firefox'], ['
       await b.open('/')
       const sb = await b.stats()
       await assertShown(b.tab)
-      assert.equal(imageBytes(), mid, `the origin sent no image bytes for B's view (${JSON.stringify(sb)})`)
+      assert.equal(imageBytes(), mid, `the origin sent no image bytes for B's view (${JSON.stringify(sb)}; loads ${JSON.stringify(await b.loads())})`)
       assert.equal(sb.peer.count, LOADED.length, `every image and the style sheet from A (${JSON.stringify(sb.errors)})`)
       assert.equal(sb.origin.count, 0)
       assert.equal((await a.stats()).served.count, LOADED.length, 'A served them')
