@@ -179,7 +179,7 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
     // Relayed signals are counted from the first measured window to the end.
     const runs = shares.map((count, w) => pool.call(w, 'run', { seconds: options.seconds, rate: pace(count), resetCounts: first }))
     first = false
-    const flood = withFlood ? pool.call(options.workers, 'flood', { url: coordinators[0].url, seconds: options.seconds }) : null
+    const flood = withFlood ? pool.call(options.workers, 'flood', { url: coordinators[0].url, seconds: options.seconds, reconnect: options.floodReconnect }) : null
     return { summaries: await Promise.all(runs), flood: await flood }
   }
   /** @type {TrafficSummary[]} */

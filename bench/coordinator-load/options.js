@@ -36,6 +36,9 @@ measures the coordinators' memory per idle client. Prints one JSON line.
                   client, and reports the others' p99 in both (floodP99Ratio)
   --flood-rounds N
                   pairs of windows with --flood (default 3)
+  --flood-reconnect
+                  with --flood, the flooding client opens a new socket and joins again
+                  whenever the coordinator cuts it off (floodRepliesPerS: what it gets)
   --peer-rate-limit N
                   messages/s each client may send (burst 2N); default lifted (1000000), as each
                   bench client stands for many peers. With --flood, give the production
@@ -58,6 +61,7 @@ const defaults = {
   rate: /** @type {number | null} */ (null),
   flood: false,
   floodRounds: 3,
+  floodReconnect: false,
   peerRateLimit: 1_000_000,
   idle: 10000,
   cpuProf: /** @type {string | null} */ (null)
@@ -96,6 +100,7 @@ export function parseOptions (argv) {
         rate: { type: 'string' },
         flood: { type: 'boolean' },
         'flood-rounds': { type: 'string' },
+        'flood-reconnect': { type: 'boolean' },
         'peer-rate-limit': { type: 'string' },
         idle: { type: 'string' },
         'cpu-prof': { type: 'string' },
@@ -123,6 +128,7 @@ export function parseOptions (argv) {
     rate: values.rate === undefined ? null : number(values.rate, 'rate', 0, 1, 10_000_000),
     flood: values.flood ?? DEFAULTS.flood,
     floodRounds: integer(values['flood-rounds'], 'flood-rounds', DEFAULTS.floodRounds, 1, 100),
+    floodReconnect: values['flood-reconnect'] ?? DEFAULTS.floodReconnect,
     peerRateLimit: integer(values['peer-rate-limit'], 'peer-rate-limit', DEFAULTS.peerRateLimit, 1, 1_000_000),
     idle: integer(values.idle, 'idle', DEFAULTS.idle, 0, 1_000_000),
     cpuProf: values['cpu-prof'] ?? DEFAULTS.cpuProf
@@ -131,6 +137,7 @@ export function parseOptions (argv) {
   if (options.server !== 'coordinator' && (options.store !== 'memory' || options.processes !== 1)) {
     throw new UsageError(`--server ${options.server} is one process with no store: use --store memory and --processes 1, got --store ${options.store} and --processes ${options.processes}`)
   }
+  if (options.floodReconnect && !options.flood) throw new UsageError('--flood-reconnect is a way of flooding: add --flood')
   if (options.server === 'bittorrent-tracker' && options.flood) {
     throw new UsageError('--flood sends the coordinator\'s lookups, which bittorrent-tracker does not speak: leave it out with --server bittorrent-tracker')
   }

@@ -48,6 +48,10 @@ function floodFigures (floods, baseline, p99) {
     floodRounds: floods.length,
     floodSent: sum(floods.map((f) => f.sent)),
     floodReplies: sum(floods.map((f) => f.received)),
+    // the replies the flooding clients got per second of flooding (the rate limit's nominal 200/s, reconnecting or not)
+    floodRepliesPerS: round(sum(floods.map((f) => f.received)) / sum(floods.map((f) => f.seconds)), 1),
+    floodReconnects: sum(floods.map((f) => f.reconnects)),
+    floodRefused: sum(floods.map((f) => f.refused)),
     // when the coordinator cut each flooding client off (null: it never did)
     floodClosedAfterS: floods.map((f) => f.closedAfterS === null ? null : round(f.closedAfterS, 2)),
     floodCloseCodes: floods.map((f) => f.closeCode),

@@ -116,7 +116,7 @@ const COMMANDS = {
     await closeClients(idleClients)
     idleClients = []
   },
-  flood: ({ url, seconds }) => flood({ url, pool, seconds })
+  flood: ({ url, seconds, reconnect }) => flood({ url, pool, seconds, reconnect })
 }
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)

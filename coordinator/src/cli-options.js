@@ -28,6 +28,8 @@ export const OPTIONS = Object.freeze({
   'max-connections': ['maxConnections', 'MAX_CONNECTIONS', Number],
   'max-connections-per-ip': ['maxConnectionsPerIp', 'MAX_CONNECTIONS_PER_IP', Number],
   'join-deadline-ms': ['joinDeadlineMs', 'JOIN_DEADLINE_MS', Number],
+  'limits-by-address': ['limitsByAddress', 'LIMITS_BY_ADDRESS', parseBoolean],
+  'http-timeout-ms': ['httpTimeoutMs', 'HTTP_TIMEOUT_MS', Number],
   'max-send-buffer-bytes': ['maxSendBufferBytes', 'MAX_SEND_BUFFER_BYTES', Number],
   'allowed-origins': ['allowedOrigins', 'ALLOWED_ORIGINS', parseList],
   'token-secrets': ['tokenSecrets', 'TOKEN_SECRETS', parseList],

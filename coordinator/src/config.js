@@ -30,7 +30,9 @@ const defaults = {
   candidateSample: POLICY_DEFAULTS.candidateSample,
   maxConnections: 20_000,
   maxConnectionsPerIp: 500,
+  limitsByAddress: true,
   joinDeadlineMs: 10_000,
+  httpTimeoutMs: 5000,
   maxSendBufferBytes: 1024 * 1024,
   pingIntervalMs: 30000,
   rateLimitPerSecond: 200,
@@ -82,7 +84,9 @@ export const DESCRIPTIONS = Object.freeze({
   candidateSample: 'holders read from the store per lookup before ranking',
   maxConnections: 'open sockets this process accepts; more are refused at the upgrade (HTTP 503, MGH_ERR_CAPACITY)',
   maxConnectionsPerIp: 'open sockets from one IP address (0 = no limit); more are refused at the upgrade (HTTP 429, MGH_ERR_TOO_MANY_CONNECTIONS)',
+  limitsByAddress: 'a client\'s rate limit follows its address across its sockets (a new socket starts where its last one left off, and one cut off for flooding is refused new sockets until it has been quiet for a second); behind a proxy, where every client has the proxy\'s address, set it off (with join tokens the limit follows the visitor either way)',
   joinDeadlineMs: 'a socket that has not joined by then is closed (MGH_ERR_JOIN_DEADLINE)',
+  httpTimeoutMs: 'a connection that has not sent a whole HTTP request (the WebSocket upgrade included) by then is closed (HTTP 408), looked for every second; so is one that sends nothing',
   maxSendBufferBytes: 'bytes queued to one socket that it has not read; past it the socket is closed as a slow reader (MGH_ERR_SLOW_READER)',
   pingIntervalMs: 'WebSocket ping period: a socket silent for a whole period is pinged, and closed (its peer removed) if still silent one period later',
   rateLimitPerSecond: 'messages a peer may send per second, sustained; the first one over gets MGH_ERR_RATE_LIMITED, the rest are dropped unread',
@@ -129,6 +133,7 @@ const INTEGER_RANGES = /** @type {const} */ ({
   maxConnections: [1, 10_000_000],
   maxConnectionsPerIp: [0, 10_000_000],
   joinDeadlineMs: [100, 3_600_000],
+  httpTimeoutMs: [100, 600_000],
   maxSendBufferBytes: [16 * 1024, 1024 * 1024 * 1024],
   tokenRenewSeconds: [60, 7 * 86400],
   introductionTtlMs: [1000, 3_600_000],
@@ -163,7 +168,7 @@ export function resolveConfig (options = {}) {
   }
   if (typeof config.host !== 'string' || config.host === '') throw new TypeError('option "host" must be a non-empty string')
   if (!LOG_LEVELS.includes(config.logLevel)) throw new TypeError(`option "logLevel" must be one of ${LOG_LEVELS.join(', ')}`)
-  for (const key of /** @type {const} */ (['logIps', 'pairWithinNetwork'])) {
+  for (const key of /** @type {const} */ (['logIps', 'pairWithinNetwork', 'limitsByAddress'])) {
     if (typeof config[key] !== 'boolean') throw new TypeError(`option "${key}" must be true or false`)
   }
   if (config.redisUrl !== null && !/^(rediss?|redis\+cluster):\/\/./.test(String(config.redisUrl))) {

@@ -14,6 +14,7 @@ import { ERRORS, LIMITS, MayghError, isSri } from '../../protocol/index.js'
 import { parseMessage } from './message-parser.js'
 import { HANDLERS, ORDERED_TYPES } from './handlers/index.js'
 import { Session } from './session.js'
+import { ClientLimits } from './client-limits.js'
 import { Relay } from './relay.js'
 import { Quarantine } from './quarantine.js'
 import { Networks } from './networks.js'
@@ -42,6 +43,19 @@ const USAGE_TOP_ASSETS = 10
 const DASHBOARD = renderDashboard()
 /** @type {Promise<string> | undefined} Chart.js, read once for every coordinator of the process */
 let chartJs
+
+/**
+ * Refuse a TCP connection before reading anything from it: a plain HTTP
+ * answer with the coded error (what a WebSocket client reports as the
+ * upgrade's status), then closed.
+ * @param {import('node:net').Socket} socket
+ * @param {MayghError} err
+ */
+function refuseSocket (socket, err) {
+  const body = JSON.stringify({ error: { code: err.code, message: err.message } })
+  socket.end(`HTTP/1.1 ${err.status} ${err.code}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
+  socket.destroySoon()
+}
 
 /**
  * @param {import('./store/store.js').UsageCounts} counts
@@ -107,8 +121,8 @@ export class Coordinator extends EventEmitter {
     this.counters = { connections: 0, messages: 0, lookups: 0, lookupHits: 0, updates: 0, relayed: 0, forwarded: 0, errors: 0, dropped: 0, busRejected: 0 }
     /** (peer, asset) pairs listed by this shard's peers, checked against maxHoldings */
     this.holdings = 0
-    /** @type {Map<string, number>} open sockets per remote address */
-    this.perIp = new Map()
+    /** rate limits kept across a client's sockets, and TCP connections per address */
+    this.limits = new ClientLimits(config, now ?? (() => performance.now()))
     this.connectionSeq = 0
     this.metrics = new Metrics({
       shard: this.shard,
@@ -173,16 +187,35 @@ export class Coordinator extends EventEmitter {
       orphan: (id, assets) => this.#orphan(id, assets),
       quarantine,
       networks: this.networks,
-      usage: this.usage
+      usage: this.usage,
+      limits: this.limits
     }
 
-    this.http = createServer((req, res) => { this.#serveHttp(req, res) })
+    // A connection that has not sent a whole request (a WebSocket upgrade included) within
+    // httpTimeoutMs is closed, looked for every second at most (Node's default is every 30 s).
+    this.http = createServer({
+      headersTimeout: config.httpTimeoutMs,
+      requestTimeout: config.httpTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, config.httpTimeoutMs)
+    }, (req, res) => { this.#serveHttp(req, res) })
+    // Every TCP connection counts against its address's cap, upgraded or not: past it, refused at once.
+    this.http.on('connection', (/** @type {import('node:net').Socket} */ socket) => {
+      const ip = socket.remoteAddress ?? ''
+      socket.once('close', () => this.limits.disconnected(ip))
+      if (this.limits.connected(ip)) return
+      this.metrics.countError(ERRORS.MGH_ERR_TOO_MANY_CONNECTIONS.code)
+      refuseSocket(socket, new MayghError(ERRORS.MGH_ERR_TOO_MANY_CONNECTIONS))
+    })
     this.wss = new WebSocketServer({
       server: this.http,
       maxPayload: config.hardMaxMessageBytes,
-      // Refused at the upgrade, before a socket costs anything: the process's cap, then the address's.
+      // Refused at the upgrade, before a WebSocket costs anything: past the process's cap (the
+      // address's was checked as the connection opened), or from an address whose client was just cut
+      // off for flooding (its HTTP endpoints stay open to it).
       verifyClient: (info, done) => {
-        const refusal = this.#refusal(info.req.socket.remoteAddress ?? '')
+        const refusal = this.connections.size >= this.config.maxConnections
+          ? ERRORS.MGH_ERR_CAPACITY
+          : this.limits.barred(info.req.socket.remoteAddress ?? '') ? ERRORS.MGH_ERR_RATE_LIMITED : null
         if (refusal === null) return done(true)
         this.metrics.countError(refusal.code)
         done(false, refusal.status, refusal.code)
@@ -373,17 +406,6 @@ export class Coordinator extends EventEmitter {
   }
 
   /**
-   * @param {string} ip a new socket's remote address
-   * @returns {{ code: string, status: number } | null} why it is refused, if it is
-   */
-  #refusal (ip) {
-    const { maxConnections, maxConnectionsPerIp } = this.config
-    if (this.connections.size >= maxConnections) return { code: ERRORS.MGH_ERR_CAPACITY.code, status: 503 }
-    if (maxConnectionsPerIp > 0 && (this.perIp.get(ip) ?? 0) >= maxConnectionsPerIp) return { code: ERRORS.MGH_ERR_TOO_MANY_CONNECTIONS.code, status: 429 }
-    return null
-  }
-
-  /**
    * @param {import('ws').WebSocket} ws
    * @param {import('node:http').IncomingMessage} req the upgrade request
    */
@@ -395,7 +417,9 @@ export class Coordinator extends EventEmitter {
     })
     session.ip = req.socket.remoteAddress ?? ''
     session.origin = req.headers.origin ?? ''
-    this.perIp.set(session.ip, (this.perIp.get(session.ip) ?? 0) + 1)
+    // A client that comes back carries on with its rate limit where its last socket left it.
+    const carried = this.limits.carried(session.limitState(), this.limits.keysOf(session.ip, ''))
+    if (carried) session.carry(carried)
     this.connections.add(session)
     this.counters.connections++
     session.joinTimer = setTimeout(() => {
@@ -463,7 +487,8 @@ export class Coordinator extends EventEmitter {
     this.metrics.countDropped()
     const drops = session.drop()
     if (drops === 1) this.#replyError(session, new MayghError(ERRORS.MGH_ERR_RATE_LIMITED), undefined)
-    else if (drops === this.config.rateLimitCloseAfter) this.#close(session, ERRORS.MGH_ERR_RATE_LIMITED, 'rate_limited')
+    // `>=`: a client that reconnects carries its episode on, and is closed at its next dropped frame.
+    else if (drops >= this.config.rateLimitCloseAfter) this.#close(session, ERRORS.MGH_ERR_RATE_LIMITED, 'rate_limited')
   }
 
   /**
@@ -509,9 +534,7 @@ export class Coordinator extends EventEmitter {
     session.closed = true
     clearTimeout(session.joinTimer)
     this.connections.delete(session)
-    const left = (this.perIp.get(session.ip) ?? 1) - 1
-    if (left === 0) this.perIp.delete(session.ip)
-    else this.perIp.set(session.ip, left)
+    this.limits.keep(session.limitState(), this.limits.keysOf(session.ip, session.visitor))
     this.metrics.countClose(session.closeReason)
     this.log.debug({ conn: session.id, peer: session.peerId ?? undefined, reason: session.closeReason, repeats: repeatedErrors(session) }, 'closed')
     session.enqueue(() => this.#removePeer(session))
@@ -571,6 +594,12 @@ export class Coordinator extends EventEmitter {
       res.end(JSON.stringify(body))
     }
     const fail = (/** @type {MayghError} */ err) => json(err.status ?? 500, { error: { code: err.code, message: err.message } })
+    // Every endpoint only reads (HEAD: the same answer without its body, as Node sends it).
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      this.metrics.countError(ERRORS.MGH_ERR_HTTP_METHOD.code)
+      res.setHeader('allow', 'GET, HEAD')
+      return fail(new MayghError(ERRORS.MGH_ERR_HTTP_METHOD, `${req.method} ${path}`))
+    }
     if (path === '/healthz') return json(200, { ok: true, shard: this.shard })
     if (path === '/readyz') {
       const ready = this.ready()

@@ -7,6 +7,7 @@
  */
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { Introductions } from './introductions.js'
+import { EPISODE_GAP_MS } from './client-limits.js'
 
 /** The rate limiter's default clock: monotonic, so a wall-clock step cannot refill or drain the bucket. */
 const monotonicNow = () => performance.now()
@@ -134,13 +135,23 @@ export class Session {
     else this.queue.then(task)
   }
 
+  /** @returns {import('./client-limits.js').LimitState} what its rate limit has now (kept when it closes: client-limits.js) */
+  limitState () {
+    return { tokens: this.tokens, refilledAt: this.refilledAt, dropped: this.dropped, lastDropAt: this.lastDropAt }
+  }
+
+  /** @param {import('./client-limits.js').LimitState} state carry on from what an earlier socket of this client had */
+  carry ({ tokens, refilledAt, dropped, lastDropAt }) {
+    Object.assign(this, { tokens: Math.min(tokens, this.burst), refilledAt, dropped, lastDropAt })
+  }
+
   /**
    * Count a frame the rate limit dropped.
    * @returns {number} drops in this episode, this one included (1: the episode starts)
    */
   drop () {
     const now = this.now()
-    if (now - this.lastDropAt > 1000) this.dropped = 0
+    if (now - this.lastDropAt > EPISODE_GAP_MS) this.dropped = 0
     this.lastDropAt = now
     return ++this.dropped
   }

@@ -1,9 +1,11 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
+import { connect } from 'node:net'
 import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
 import { TestClient } from './test-client.js'
+import { signJoinToken } from '../src/join-token.js'
 import { h, peerRemoved } from './store-contract.js'
 
 /**
@@ -398,6 +400,100 @@ describe('coordinator limits and liveness', () => {
         await lone.close()
       }
       await a.close()
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('limits follow the client: one cut off for flooding is refused at once until it has been quiet for a second, a socket\'s bucket is carried to the next, and with join tokens the visitor carries it from another address', async () => {
+    let now = 0
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, rateLimitPerSecond: 10, rateLimitBurst: 5, rateLimitCloseAfter: 20 }, { now: () => now })
+    const closed = (/** @type {TestClient} */ c) => new Promise((resolve) => c.ws.once('close', (code) => resolve(code)))
+    /** @param {TestClient} c @returns {number} its replies so far */
+    const replies = (c) => c.inbox.length
+    try {
+      const first = await TestClient.open(coordinator.url)
+      const cut = closed(first)
+      for (let i = 0; i < 30; i++) first.sendRaw('{"type":"nope"}')
+      assert.equal(await cut, 1008)
+      assert.equal(replies(first), 6, 'the burst of 5 and the first drop answered')
+      // Back at once (the clock has not moved): refused before anything is read, with the code, for as
+      // long as it keeps trying (each attempt counts as one more dropped frame).
+      await assert.rejects(TestClient.open(coordinator.url), /Unexpected server response: 429/)
+      now += 900
+      await assert.rejects(TestClient.open(coordinator.url), /Unexpected server response: 429/)
+      // A second's quiet and it is let in, as good as new (what was kept of it is forgotten).
+      now += 1001
+      const rested = await TestClient.open(coordinator.url)
+      assert.equal((await rested.join()).type, 'welcome')
+      assert.equal(coordinator.limits.kept.size, 0)
+      // Less than a burst's worth, kept: a socket that left 2 tokens starts the next with 2.
+      for (let i = 0; i < 2; i++) assert.equal((await rested.request({ type: 'lookup', hash: h('x') })).type, 'holders')
+      await rested.close()
+      const next = await TestClient.open(coordinator.url)
+      for (let i = 0; i < 3; i++) next.sendRaw('{"type":"nope"}')
+      assert.deepEqual([(await next.next()).code, (await next.next()).code, (await next.next()).code], ['MGH_ERR_UNKNOWN_TYPE', 'MGH_ERR_UNKNOWN_TYPE', 'MGH_ERR_RATE_LIMITED'])
+      await next.close()
+    } finally {
+      await coordinator.close()
+    }
+    // Join tokens: the visitor's limit follows it to another address (127.0.0.2 is loopback too).
+    const SECRET = 's'.repeat(40)
+    const SITE = 'https://shop.example'
+    const signed = await startCoordinator({ port: 0, stunPort: 0, tokenSecrets: [SECRET], rateLimitPerSecond: 10, rateLimitBurst: 5, rateLimitCloseAfter: 20 }, { now: () => now })
+    try {
+      const token = signJoinToken({ origin: SITE, visitor: 'v-9', ttlSeconds: 600 }, SECRET)
+      const here = await TestClient.open(signed.url, { origin: SITE })
+      assert.equal((await here.request({ type: 'join', have: [], token })).type, 'welcome')
+      for (let i = 0; i < 3; i++) assert.equal((await here.request({ type: 'lookup', hash: h('y') })).type, 'holders')
+      await here.close()
+      const there = await TestClient.open(signed.url, { origin: SITE, localAddress: '127.0.0.2' })
+      // Its join is its new address's first frame (a fresh burst there); the visitor's one token left then takes over.
+      assert.equal((await there.request({ type: 'join', have: [], token })).type, 'welcome')
+      assert.equal((await there.request({ type: 'lookup', hash: h('y') })).type, 'holders')
+      there.sendRaw('{"type":"nope"}')
+      assert.equal((await there.next()).code, 'MGH_ERR_RATE_LIMITED', 'dropped unread, so answered without a ref')
+      await there.close()
+    } finally {
+      await signed.close()
+    }
+  })
+
+  test('a TCP connection counts against its address\'s cap until it upgrades or goes, and one that never sends its upgrade is closed after httpTimeoutMs', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0, maxConnectionsPerIp: 3, httpTimeoutMs: 300 })
+    try {
+      const { port } = new URL(coordinator.httpUrl)
+      const raw = await Promise.all(Array.from({ length: 3 }, () => new Promise((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => resolve(socket)).on('error', reject)
+        socket.resume() // read what comes (the 408), so that its close is seen
+      })))
+      const started = Date.now()
+      // The cap is full of sockets that said nothing: a WebSocket is refused, with the code.
+      await assert.rejects(TestClient.open(coordinator.url), /Unexpected server response: 429/)
+      // Each silent one is closed by the deadline (looked for every 300 ms here): generous bound.
+      await Promise.all(raw.map((socket) => socket.closed ? null : once(socket, 'close')))
+      assert.ok(Date.now() - started < 5000, `closed after ${Date.now() - started} ms`)
+      const client = await TestClient.open(coordinator.url)
+      assert.equal((await client.join()).type, 'welcome')
+      await client.close()
+    } finally {
+      await coordinator.close()
+    }
+  })
+
+  test('every HTTP endpoint only reads: other methods get 405 with the code and Allow; HEAD is answered without a body', async () => {
+    const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
+    try {
+      for (const [method, path] of [['POST', '/stats'], ['PUT', '/held'], ['DELETE', '/metrics'], ['OPTIONS', '/usage'], ['POST', '/nowhere']]) {
+        const res = await fetch(`${coordinator.httpUrl}${path}`, { method })
+        assert.equal(res.status, 405, `${method} ${path}`)
+        assert.equal(res.headers.get('allow'), 'GET, HEAD')
+        assert.equal((await res.json()).error.code, 'MGH_ERR_HTTP_METHOD')
+      }
+      const head = await fetch(`${coordinator.httpUrl}/stats`, { method: 'HEAD' })
+      assert.equal(head.status, 200)
+      assert.equal(await head.text(), '')
+      assert.equal((await fetch(`${coordinator.httpUrl}/stats`)).status, 200)
     } finally {
       await coordinator.close()
     }

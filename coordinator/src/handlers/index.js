@@ -20,6 +20,7 @@
  * @property {import('../quarantine.js').Quarantine} quarantine reports and quarantine
  * @property {import('../networks.js').Networks} networks names visitors' networks (pairWithinNetwork)
  * @property {import('../usage.js').UsageTally} usage visitors' byte reports, summed per site
+ * @property {import('../client-limits.js').ClientLimits} limits rate limits kept across a client's sockets
  *
  * @typedef {(message: import('../message-parser.js').Message, session: import('../session.js').Session, context: HandlerContext) => Promise<object | undefined>} Handler
  */

@@ -10,11 +10,16 @@ import { signJoinToken, verifyJoinToken } from '../join-token.js'
 import { subjectOf } from '../quarantine.js'
 
 /** @type {import('./index.js').Handler} */
-export async function join (message, session, { store, config, shard, sessions, iceServers, coordinator, orphan, metrics, networks }) {
+export async function join (message, session, { store, config, shard, sessions, iceServers, coordinator, orphan, metrics, networks, limits }) {
   if (session.peerId !== null) throw new MayghError(ERRORS.MGH_ERR_ALREADY_JOINED)
   if (coordinator.draining) throw new MayghError(ERRORS.MGH_ERR_DRAINING)
   // With secrets configured, only a page its site gave a token may join (join-token.js).
-  if (config.tokenSecrets !== null) session.visitor = verifyJoinToken(message.token, config.tokenSecrets, { origin: session.origin }).visitor
+  if (config.tokenSecrets !== null) {
+    session.visitor = verifyJoinToken(message.token, config.tokenSecrets, { origin: session.origin }).visitor
+    // The visitor's rate limit follows it from its other addresses too (client-limits.js).
+    const carried = limits.carried(session.limitState(), limits.keysOf(session.ip, session.visitor))
+    if (carried) session.carry(carried)
+  }
   clearTimeout(session.joinTimer)
   session.joinTimer = undefined
   const id = `${shard}~${randomBytes(16).toString('base64url')}`
