@@ -257,7 +257,8 @@ async function run (options, onCleanup) {
   // Fuzzers alternate between the shards; the last one on each shard floods.
   await Promise.all(Array.from({ length: options.fuzzers }, (_, i) => {
     const flood = i >= options.fuzzers - urls.length && options.fuzzers > urls.length
-    const fuzzer = new FrameFuzzer(urls[i % urls.length], { targets, tally, ...(flood ? { repeat: FLOOD_REPEAT } : { perSecond: PACED_PER_SECOND }) })
+    // Each from a loopback address of its own, as separate visitors are: a flooder's address is barred for a moment.
+    const fuzzer = new FrameFuzzer(urls[i % urls.length], { targets, tally, localAddress: `127.0.0.${10 + i}`, ...(flood ? { repeat: FLOOD_REPEAT } : { perSecond: PACED_PER_SECOND }) })
     return fuzzUntil(fuzzer, sessions, options.seed, i, done)
   }))
   clearInterval(progress)
@@ -301,6 +302,7 @@ async function main () {
     store: options.store,
     errorsByCode: tally.errorsByCode,
     closesByCode: tally.closesByCode,
+    refusedByStatus: tally.refusedByStatus,
     crashes: watches.reduce((n, w) => n + w.crashes, 0),
     unhandled: escaped.length + watches.reduce((n, w) => n + w.unhandled, 0),
     internalErrors: internal.length,

@@ -39,13 +39,15 @@ export const CLOSE_CODES = Object.freeze(new Set([...Object.values(ERRORS).flatM
  * @property {number} replies messages received
  * @property {Record<string, number>} errorsByCode `error` replies by code
  * @property {Record<string, number>} closesByCode closes the coordinator chose, by code
+ * @property {Record<string, number>} refusedByStatus upgrades the coordinator refused, by HTTP status (429: an
+ *   address just cut off for flooding); the fuzzer tries again REFUSED_RETRY_MS later
  * @property {number} problemCount replies or closes the protocol does not allow
  * @property {string[]} problems the first 50 of them, described
  */
 
 /** @returns {FuzzTally} */
 export function newTally () {
-  return { frames: 0, sessions: 0, replies: 0, errorsByCode: {}, closesByCode: {}, problemCount: 0, problems: [] }
+  return { frames: 0, sessions: 0, replies: 0, errorsByCode: {}, closesByCode: {}, refusedByStatus: {}, problemCount: 0, problems: [] }
 }
 
 /**
@@ -84,15 +86,24 @@ const MAX_TARGETS = 64
  * comes back: only coordinator messages, every `error` with a registered code
  * and a message, every close with a code the protocol names.
  */
+/**
+ * How long a fuzzer whose upgrade was refused waits before it tries again:
+ * longer than the second of quiet after which an address cut off for
+ * flooding is let in again (an attempt sooner would keep it barred).
+ */
+const REFUSED_RETRY_MS = 1200
+
 export class FrameFuzzer {
   /**
    * @param {string} url
-   * @param {{ targets: FuzzTargets, tally: FuzzTally, perSecond?: number, repeat?: number }} options
+   * @param {{ targets: FuzzTargets, tally: FuzzTally, perSecond?: number, repeat?: number, localAddress?: string }} options
    *   `perSecond`: frames a second at most (to stay under the rate limit);
-   *   `repeat`: times each frame is sent (a flood, to be rate limited)
+   *   `repeat`: times each frame is sent (a flood, to be rate limited);
+   *   `localAddress`: the address it connects from (a loopback one of its own: the coordinator's limits follow addresses)
    */
-  constructor (url, { targets, tally, perSecond = Infinity, repeat = 1 }) {
+  constructor (url, { targets, tally, perSecond = Infinity, repeat = 1, localAddress }) {
     this.url = url
+    this.localAddress = localAddress
     this.targets = targets
     this.tally = tally
     this.perSecond = perSecond
@@ -149,9 +160,16 @@ export class FrameFuzzer {
    * @returns {Promise<WebSocket>}
    */
   async socket (join) {
-    if (this.ws === null || this.ws.readyState !== WebSocket.OPEN) {
+    while (this.ws === null || this.ws.readyState !== WebSocket.OPEN) {
       await this.gone
-      const ws = this.ws = new WebSocket(this.url)
+      const ws = this.ws = new WebSocket(this.url, this.localAddress === undefined ? {} : { localAddress: this.localAddress })
+      let refused = 0
+      ws.once('unexpected-response', (_, res) => {
+        refused = res.statusCode ?? 0
+        count(this.tally.refusedByStatus, refused)
+        this.mine.add(ws) // its close is ours, not a code the coordinator chose
+        ws.terminate()
+      })
       this.joined = false
       ws.on('message', (data, isBinary) => this.check(String(data), isBinary))
       ws.on('error', () => {}) // a reset or a refused frame: the close that follows is what counts
@@ -159,7 +177,9 @@ export class FrameFuzzer {
         if (!this.mine.has(ws)) this.closed(code, String(reason))
         resolve()
       }))
-      await once(ws, 'open')
+      await new Promise((resolve) => { ws.once('open', resolve); ws.once('close', resolve) })
+      if (refused !== 0) await new Promise((resolve) => setTimeout(resolve, REFUSED_RETRY_MS))
+      else if (ws.readyState !== WebSocket.OPEN) throw new Error(`could not connect to ${this.url}`)
     }
     if (join && !this.joined) {
       this.ws.send(JSON.stringify({ type: 'join', v: PROTOCOL_VERSION, have: this.targets.hashes.slice(0, 2) }))
