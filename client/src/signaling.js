@@ -11,10 +11,15 @@
  *
  * Coordinators come and go (a shard dies, drains for a restart, restarts), so
  * the client knows several: the configured URLs plus every `alternates` one
- * it hears. The first connect picks one at random; a lost connection retries
- * another one with capped exponential backoff and jitter; a coordinator that
- * sends us away (`move`, MGH_ERR_DRAINING) is left at once for an alternate
- * and skipped for BAR_MS, unless nothing else is known.
+ * it hears. The first connect picks one at random. A lost connection goes to
+ * another one: first those the last `welcome`, `move` or MGH_ERR_DRAINING
+ * named (live by their registry), then others that have not failed us in the
+ * last FAILED_MS; each such new URL is tried after the backoff's first step,
+ * and only URLs that failed lately are retried with the growing, capped
+ * exponential backoff (with jitter). So a dead shard's clients are elsewhere
+ * within a second or so, however many dead URLs they once heard of. A
+ * coordinator that sends us away (`move`, MGH_ERR_DRAINING) is left at once
+ * for an alternate and skipped for BAR_MS, unless nothing else is known.
  *
  * A request made with `retry` (a lookup: safe to repeat) that is in flight
  * when the socket closes is not failed but sent once more after the next
@@ -31,6 +36,8 @@ export const BAR_MS = 60000
  * away is taken as word that the sender is back (restarted) and not draining.
  */
 export const STALE_MS = 5000
+/** how long a coordinator whose socket closed on us (or never opened) is tried only when no other is known */
+export const FAILED_MS = 30000
 /** coordinator URLs kept at most (a guard against a runaway `alternates`) */
 const MAX_URLS = 64
 /**
@@ -71,6 +78,10 @@ export class Signaling extends Emitter {
     this.urls = new Map()
     /** @type {Map<string, number>} URLs that sent us away → until when (Date.now()) they are skipped */
     this.barred = new Map()
+    /** @type {Map<string, number>} URLs whose socket closed on us or never opened → when (Date.now()); cleared by their welcome */
+    this.failedAt = new Map()
+    /** @type {Set<string>} the URLs the last `alternates` list named: live by the coordinators' registry then */
+    this.named = new Set()
     this.learn(options.urls)
     /** URL of the coordinator connected to (or last tried) */
     this.url = ''
@@ -109,15 +120,18 @@ export class Signaling extends Emitter {
    * sent us away is live and not draining by its peers' account (a rolling
    * restart brought it back), so it is no longer skipped.
    * @param {unknown} list
+   * @param {boolean} [alternates] the list a coordinator named: tried first from now on
    */
-  learn (list) {
+  learn (list, alternates = false) {
     if (!Array.isArray(list)) return
+    if (alternates) this.named.clear()
     for (const url of list) {
       if (typeof url !== 'string' || !url) continue
       let key = url
       try { key = new URL(url, globalThis.document?.baseURI).href.replace(/^http/, 'ws') } catch {}
       if (!this.urls.has(key) && this.urls.size < MAX_URLS) this.urls.set(key, url)
       const known = this.urls.get(key) ?? ''
+      if (alternates && known) this.named.add(known)
       if ((this.barred.get(known) ?? 0) <= Date.now() + BAR_MS - STALE_MS) this.barred.delete(known)
     }
   }
@@ -132,18 +146,30 @@ export class Signaling extends Emitter {
     return (this.barred.get(url) ?? 0) > Date.now()
   }
 
+  /** @param {string} url whether its socket closed on us, or never opened, in the last FAILED_MS */
+  failedLately (url) {
+    return Date.now() - (this.failedAt.get(url) ?? -Infinity) < FAILED_MS
+  }
+
   /**
-   * A random known URL other than the current one and not barred; else the
-   * current one if it is not barred; else (every one sent us away: a rolling
-   * restart) the one that did so longest ago, which has had the most time to
-   * come back, and never the one that just did unless it is the only one.
+   * Where to go next, among known URLs not barred and other than the current
+   * one: at random among those the last `alternates` named that have not
+   * failed lately; else among any that have not; else the one that failed
+   * longest ago (the current one only if it is the only one). Every one
+   * barred (each sent us away: a rolling restart): the one that did so
+   * longest ago, which has had the most time to come back, and never the
+   * one that just did unless it is the only one.
    */
   pick () {
     const all = [...this.urls.values()]
     const open = all.filter((u) => !this.isBarred(u))
     const others = open.filter((u) => u !== this.url)
-    const from = others.length ? others : open
+    const fresh = others.filter((u) => !this.failedLately(u))
+    const named = fresh.filter((u) => this.named.has(u))
+    const from = named.length ? named : fresh
     if (from.length) return from[Math.floor(this.random() * from.length)]
+    const tried = others.length ? others : open
+    if (tried.length) return tried.reduce((a, b) => ((this.failedAt.get(b) ?? 0) < (this.failedAt.get(a) ?? 0) ? b : a))
     const rest = all.length > 1 ? all.filter((u) => u !== this.url) : all
     return rest.reduce((a, b) => ((this.barred.get(b) ?? 0) < (this.barred.get(a) ?? 0) ? b : a))
   }
@@ -159,6 +185,7 @@ export class Signaling extends Emitter {
       // not a usable URL (WebSocket throws SyntaxError): never again, unless it is all we have
       this.barred.set(url, Infinity)
       this.failed.add(url)
+      this.failedAt.set(url, Date.now())
       if (this.unreachable()) this.emit('unreachable', null)
       return this.retry()
     }
@@ -180,6 +207,8 @@ export class Signaling extends Emitter {
   drop (away = false) {
     const ws = this.ws
     if (!this.joined) this.failed.add(this.url)
+    // Closed on us, joined or not (a dead shard, a cut network): others first for a while.
+    if (!away) this.failedAt.set(this.url, Date.now())
     this.ws = null
     this.joined = false
     this.joining = null
@@ -203,14 +232,15 @@ export class Signaling extends Emitter {
   retry (away = false) {
     if (this.stopped) return
     clearTimeout(this.timer)
-    // Sent away: at once when there is somewhere else to go (the sender is
-    // barred by now, so coordinators draining together cannot make this a
-    // loop); otherwise the backoff. Where to is decided when the timer fires.
-    const delay = away && [...this.urls.values()].some((u) => !this.isBarred(u))
+    const next = this.pick()
+    // Sent away: at once when there is somewhere else to go (the sender is barred by now, so
+    // coordinators draining together cannot make this a loop). A URL that has not failed lately:
+    // the backoff's first step. One that has: the backoff, growing with each such try.
+    const backoff = { baseMs: this.options.backoffBaseMs, maxMs: this.options.backoffMaxMs }
+    const delay = away && !this.isBarred(next)
       ? 0
-      : backoffDelay(this.attempt, { baseMs: this.options.backoffBaseMs, maxMs: this.options.backoffMaxMs }, this.random)
-    this.attempt++
-    this.timer = setTimeout(() => this.start(), delay)
+      : backoffDelay(this.failedLately(next) ? this.attempt++ : 0, backoff, this.random)
+    this.timer = setTimeout(() => this.start(next), delay)
   }
 
   /** @param {string[]} have */
@@ -230,6 +260,7 @@ export class Signaling extends Emitter {
       this.joining = null
       this.attempt = 0
       this.failed.clear()
+      this.failedAt.delete(this.url)
       // Requests cut off by the last socket go out again (their deadlines unchanged).
       for (const w of this.parked) {
         this.parked.delete(w)
@@ -253,7 +284,7 @@ export class Signaling extends Emitter {
       return this.emit('connect', msg)
     }
     // `welcome`, `move` and MGH_ERR_DRAINING name the other live coordinators.
-    this.learn(msg?.alternates)
+    this.learn(msg?.alternates, true)
     if (msg?.type === 'move') return this.drop(true)
     if (msg?.type === 'error' && REFUSALS.includes(msg.code)) return this.refuse(msg)
     const w = this.waiting.get(msg?.ref)

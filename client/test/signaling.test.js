@@ -14,7 +14,7 @@ import WebSocket from 'ws'
 import { startCoordinator } from '../../coordinator/src/server.js'
 import { signJoinToken, verifyJoinToken } from '../../coordinator/src/join-token.js'
 import { ERRORS, PEER_ID_PATTERN } from '../../protocol/index.js'
-import { Signaling, BAR_MS, STALE_MS } from '../src/signaling.js'
+import { BAR_MS, FAILED_MS, STALE_MS, Signaling } from '../src/signaling.js'
 import { coordinatorUrls } from '../src/config.js'
 import { Stats } from '../src/stats.js'
 import { FakeWebSocket } from './fake-websocket.js'
@@ -294,6 +294,45 @@ test('alternates heard in welcome join the rotation', async (t) => {
   FakeWebSocket.last.end(1006)
   t.mock.timers.tick(500)
   assert.equal(FakeWebSocket.last.url, B, 'failover to the learned alternate')
+})
+
+test('a dead shard with stale URLs known: the next try goes to one the last welcome named; URLs that failed wait while fresh ones remain, each fresh one after the backoff\'s first step', async (t) => {
+  const D = 'ws://d.example:7070'
+  // 0.99: the last candidate of each list, and the longest jitter
+  const s = setup(t, [A, B, C, D], { random: () => 0.99 })
+  s.start(A)
+  await accept(s, [B]) // the registry's live shards: B only (C and D died earlier, or were never up)
+  FakeWebSocket.last.end(1006) // A dies
+  t.mock.timers.tick(500)
+  assert.equal(FakeWebSocket.last.url, B, 'the named one, though C and D come later in the list')
+  /** @type {{ url: string, at: number }[]} */
+  const tries = []
+  const fail = () => {
+    tries.push({ url: FakeWebSocket.last.url, at: Date.now() })
+    FakeWebSocket.last.end(1006) // refused
+  }
+  fail() // B is not up after all
+  for (let i = 0; i < 200 && tries.length < 7; i++) {
+    t.mock.timers.tick(100)
+    if (FakeWebSocket.last.readyState === 0 && Date.now() > tries[tries.length - 1].at) fail()
+  }
+  const urls = tries.map((x) => x.url)
+  const gaps = tries.slice(1).map((x, i) => x.at - tries[i].at)
+  // Then the two it has not tried, each within the first step (≤ 500 ms), not after a growing backoff.
+  assert.deepEqual(urls.slice(0, 3), [B, D, C])
+  assert.ok(gaps.slice(0, 2).every((g) => g <= 500), `fresh URLs after the first step: ${gaps}`)
+  // All four have failed: the one that failed longest ago first (A), then round again, the backoff growing.
+  assert.deepEqual(urls.slice(3, 7), [A, B, D, C])
+  assert.ok(gaps.slice(2).every((g, i) => i === 0 || g >= gaps[i + 1]), `growing: ${gaps}`)
+  // A welcome clears what failed there; once FAILED_MS has passed, the others are fresh again.
+  const made = FakeWebSocket.made.length
+  while (FakeWebSocket.made.length === made) t.mock.timers.tick(100)
+  const { url } = await accept(s, [A, C])
+  assert.equal(s.failedAt.has(url), false)
+  t.mock.timers.tick(FAILED_MS)
+  FakeWebSocket.last.end(1006)
+  t.mock.timers.tick(500)
+  assert.ok([A, C].includes(FakeWebSocket.last.url) && FakeWebSocket.last.url !== url, 'one the last welcome named, at the first step')
 })
 
 test('move: in-flight requests fail at once, it joins an alternate at once and does not go back to the sender for 60 s', async (t) => {
