@@ -73,7 +73,7 @@ export const DESCRIPTIONS = Object.freeze({
   publicUrl: 'the WebSocket URL browsers reach this coordinator at, handed to clients of other shards as an alternate; none = the URL it listens on',
   shardHeartbeatMs: 'how often this shard renews its entry in the shard registry',
   shardTtlMs: 'how long a shard\'s entry lives without a beat: a dead shard\'s peers stop being handed out this long after its last beat (at least twice shardHeartbeatMs)',
-  storeTimeoutMs: 'a store command not answered by then fails (lookups answer "no holders", writes MGH_ERR_STORE)',
+  storeTimeoutMs: 'every request is answered within this long of its arrival, whatever the store does: a store call not answered by then is abandoned (lookups answer "no holders", writes MGH_ERR_STORE), and /readyz says 503 until a beat succeeds again',
   drainWindowMs: 'on SIGTERM, clients are told to move to other coordinators spread over this long; the process exits when they have gone',
   maxMessageBytes: 'largest message answered normally; bigger ones get MGH_ERR_TOO_LARGE',
   hardMaxMessageBytes: 'largest frame read at all; bigger ones close the socket with 1009',

@@ -64,6 +64,11 @@ export class Presence extends EventEmitter {
     return this.lastBeat > 0 && Date.now() - this.lastBeat < this.ttlMs
   }
 
+  /** A request found the store quiet (it did not answer in time): down until the next beat succeeds. */
+  quiet () {
+    this.#state(false, new Error('the store did not answer a request in time'))
+  }
+
   /** One beat now; failures are reported as `down`, never thrown. */
   async tick () {
     this.running = this.#beat().catch((err) => this.#state(false, err))

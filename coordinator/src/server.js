@@ -12,7 +12,7 @@ import { WebSocketServer } from 'ws'
 import { resolveConfig } from './config.js'
 import { ERRORS, LIMITS, MayghError, isSri } from '../../protocol/index.js'
 import { parseMessage } from './message-parser.js'
-import { HANDLERS, ORDERED_TYPES } from './handlers/index.js'
+import { HANDLERS, ORDERED_TYPES, lateReply } from './handlers/index.js'
 import { Session } from './session.js'
 import { ClientLimits } from './client-limits.js'
 import { Relay } from './relay.js'
@@ -360,7 +360,8 @@ export class Coordinator extends EventEmitter {
 
   /** Whether this coordinator should get new clients: registered with a reachable store, and not draining. */
   ready () {
-    return this.presence?.registered === true && !this.draining
+    // Not once a beat or a request found the store quiet, until a beat succeeds again.
+    return this.presence?.registered === true && this.presence.up !== false && !this.draining
   }
 
   /**
@@ -463,15 +464,30 @@ export class Coordinator extends EventEmitter {
     this.metrics.countMessage(message.type)
     const handler = HANDLERS[message.type]
     const context = /** @type {import('./handlers/index.js').HandlerContext} */ (this.context)
+    // Every request is answered within storeTimeoutMs of its arrival, whatever the store does and
+    // whatever this peer's earlier changes still wait for: a lookup with no holders, anything else
+    // MGH_ERR_STORE. What its handler does later is not sent.
+    let answered = false
+    const late = message.ref === undefined
+      ? undefined
+      : setTimeout(() => {
+        answered = true
+        this.presence?.quiet()
+        const reply = lateReply(message)
+        if (reply === null) this.#replyError(session, new MayghError(ERRORS.MGH_ERR_STORE, 'the store did not answer in time'), message.ref)
+        else session.send({ ...reply, ref: message.ref })
+      }, this.config.storeTimeoutMs)
     const run = async () => {
-      if (session.closed) return
+      if (session.closed) return clearTimeout(late)
       try {
         const reply = await handler(message, session, context)
-        if (reply !== undefined) session.send(message.ref === undefined ? reply : { ...reply, ref: message.ref })
+        clearTimeout(late)
+        if (reply !== undefined && !answered) session.send(message.ref === undefined ? reply : { ...reply, ref: message.ref })
         // A join that finished after its socket closed: the close handler saw no peer; remove it here.
         if (session.closed && message.type === 'join') await this.#removePeer(session)
       } catch (err) {
-        this.#replyError(session, err, message.ref)
+        clearTimeout(late)
+        if (!answered) this.#replyError(session, err, message.ref)
       }
     }
     if (ORDERED_TYPES.has(message.type)) session.enqueue(run)

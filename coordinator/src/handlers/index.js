@@ -34,5 +34,18 @@ import { usage } from './usage.js'
 /** @type {Readonly<Record<string, Handler>>} */
 export const HANDLERS = Object.freeze({ join, update, lookup, connect, report, usage })
 
+/**
+ * What a request answers when the store has not let it finish within
+ * storeTimeoutMs: a lookup, no holders (as when the store fails); anything
+ * else null (MGH_ERR_STORE).
+ * @param {import('../message-parser.js').Message} message
+ * @returns {object | null}
+ */
+export function lateReply (message) {
+  if (message.type !== 'lookup') return null
+  if (message.hashes === undefined) return { type: 'holders', hash: message.hash, peers: [] }
+  return { type: 'holders', found: Object.fromEntries(/** @type {string[]} */ (message.hashes).map((hash) => [hash, []])) }
+}
+
 /** Types that change the peer's state: handled one at a time, in order, per peer. */
 export const ORDERED_TYPES = Object.freeze(new Set(['join', 'update']))
