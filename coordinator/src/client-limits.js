@@ -29,6 +29,14 @@ export const EPISODE_GAP_MS = 1000
  * @typedef {{ tokens: number, refilledAt: number, dropped: number, lastDropAt: number }} LimitState
  */
 
+/**
+ * A bucket's tokens at `at`, refilled at `rate` since it was last counted (uncapped).
+ * @param {{ tokens: number, refilledAt: number }} s
+ * @param {number} at ms
+ * @param {number} rate tokens per second
+ */
+export const tokensAt = (s, at, rate) => s.tokens + (at - s.refilledAt) * rate / 1000
+
 export class ClientLimits {
   /**
    * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, rateLimitCloseAfter: number, maxConnectionsPerIp: number, limitsByAddress: boolean }} config
@@ -84,8 +92,23 @@ export class ClientLimits {
   }
 
   /**
-   * A socket closed: keep what its limit had under each of its keys,
-   * unless it is as good as new.
+   * A new socket, or one whose visitor its join just named: it carries on
+   * from what its client's earlier sockets left, where that is worse than its own.
+   * @param {import('./session.js').Session} session
+   */
+  resume (session) {
+    const carried = this.carried(session.limitState(), this.keysOf(session.ip, session.visitor))
+    if (carried) session.carry(carried)
+  }
+
+  /** @param {import('./session.js').Session} session closed: what its limit had is kept for its client's next socket */
+  left (session) {
+    this.keep(session.limitState(), this.keysOf(session.ip, session.visitor))
+  }
+
+  /**
+   * Keep what a closed socket's limit had under each of its keys, unless it
+   * is as good as new.
    * @param {LimitState} state
    * @param {string[]} keys
    */
@@ -136,7 +159,7 @@ export class ClientLimits {
   /** @param {LimitState} s whether its bucket would be full by now and its drop episode is over */
   #fresh (s) {
     const now = this.now()
-    return s.tokens + (now - s.refilledAt) * this.rate / 1000 >= this.burst && now - s.lastDropAt > EPISODE_GAP_MS
+    return tokensAt(s, now, this.rate) >= this.burst && now - s.lastDropAt > EPISODE_GAP_MS
   }
 }
 
@@ -150,9 +173,8 @@ export class ClientLimits {
  */
 function worse (a, b, rate) {
   const at = Math.max(a.refilledAt, b.refilledAt)
-  const tokens = (/** @type {LimitState} */ s) => s.tokens + (at - s.refilledAt) * rate / 1000
   const [late, early] = a.lastDropAt >= b.lastDropAt ? [a, b] : [b, a]
   // Two episodes that overlap count as one (sockets of one client flooding at once); else the later one.
   const dropped = late.lastDropAt - early.lastDropAt <= EPISODE_GAP_MS ? Math.max(a.dropped, b.dropped) : late.dropped
-  return { tokens: Math.min(tokens(a), tokens(b)), refilledAt: at, dropped, lastDropAt: late.lastDropAt }
+  return { tokens: Math.min(tokensAt(a, at, rate), tokensAt(b, at, rate)), refilledAt: at, dropped, lastDropAt: late.lastDropAt }
 }

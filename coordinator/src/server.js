@@ -419,8 +419,7 @@ export class Coordinator extends EventEmitter {
     session.ip = req.socket.remoteAddress ?? ''
     session.origin = req.headers.origin ?? ''
     // A client that comes back carries on with its rate limit where its last socket left it.
-    const carried = this.limits.carried(session.limitState(), this.limits.keysOf(session.ip, ''))
-    if (carried) session.carry(carried)
+    this.limits.resume(session)
     this.connections.add(session)
     this.counters.connections++
     session.joinTimer = setTimeout(() => {
@@ -550,7 +549,7 @@ export class Coordinator extends EventEmitter {
     session.closed = true
     clearTimeout(session.joinTimer)
     this.connections.delete(session)
-    this.limits.keep(session.limitState(), this.limits.keysOf(session.ip, session.visitor))
+    this.limits.left(session)
     this.metrics.countClose(session.closeReason)
     this.log.debug({ conn: session.id, peer: session.peerId ?? undefined, reason: session.closeReason, repeats: repeatedErrors(session) }, 'closed')
     session.enqueue(() => this.#removePeer(session))

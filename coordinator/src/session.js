@@ -7,7 +7,7 @@
  */
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { Introductions } from './introductions.js'
-import { EPISODE_GAP_MS } from './client-limits.js'
+import { EPISODE_GAP_MS, tokensAt } from './client-limits.js'
 
 /** The rate limiter's default clock: monotonic, so a wall-clock step cannot refill or drain the bucket. */
 const monotonicNow = () => performance.now()
@@ -107,7 +107,7 @@ export class Session {
    */
   takeToken (n = 1) {
     const now = this.now()
-    this.tokens = Math.min(this.burst, this.tokens + (now - this.refilledAt) * this.rate / 1000)
+    this.tokens = Math.min(this.burst, tokensAt(this, now, this.rate))
     this.refilledAt = now
     if (this.tokens < n) return false
     this.tokens -= n

@@ -17,8 +17,7 @@ export async function join (message, session, { store, config, shard, sessions, 
   if (config.tokenSecrets !== null) {
     session.visitor = verifyJoinToken(message.token, config.tokenSecrets, { origin: session.origin }).visitor
     // The visitor's rate limit follows it from its other addresses too (client-limits.js).
-    const carried = limits.carried(session.limitState(), limits.keysOf(session.ip, session.visitor))
-    if (carried) session.carry(carried)
+    limits.resume(session)
   }
   clearTimeout(session.joinTimer)
   session.joinTimer = undefined
