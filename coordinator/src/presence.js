@@ -64,8 +64,13 @@ export class Presence extends EventEmitter {
     return this.lastBeat > 0 && Date.now() - this.lastBeat < this.ttlMs
   }
 
-  /** A request found the store quiet (it did not answer in time): down until the next beat succeeds. */
+  /**
+   * A request found the store quiet (it did not answer in time): down until
+   * the next beat succeeds. Not on a store that fails in parts (a Cluster whose
+   * master is failing over answers for the rest): there the beats alone say.
+   */
   quiet () {
+    if (this.store.failsInParts) return
     this.#state(false, new Error('the store did not answer a request in time'))
   }
 

@@ -12,12 +12,14 @@ import { startRedisServer } from './redis-server.js'
 const run = promisify(execFile)
 
 /**
- * @param {{ nodes?: number }} [options]
+ * @param {{ nodes?: number, requireFullCoverage?: boolean }} [options]
+ *   `requireFullCoverage`: Redis's `cluster-require-full-coverage` (its default, true: every
+ *   node refuses every command while any slot has no master, as during a failover)
  * @returns {Promise<{ url: string, nodes: { host: string, port: number }[],
  *   servers: Awaited<ReturnType<typeof startRedisServer>>[], close: () => Promise<void> }>}
  *   `servers`: each node's process (a test may kill one)
  */
-export async function startRedisCluster ({ nodes = 6 } = {}) {
+export async function startRedisCluster ({ nodes = 6, requireFullCoverage = true } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-cluster-'))
   /** @type {Awaited<ReturnType<typeof startRedisServer>>[]} */
   const servers = []
@@ -30,7 +32,8 @@ export async function startRedisCluster ({ nodes = 6 } = {}) {
       servers.push(await startRedisServer({
         // Replicas sync at once (the default waits 5 s for more replicas before a
         // diskless transfer): a replica that has not synced cannot take over.
-        args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${i}.conf`), '--cluster-node-timeout', '5000', '--repl-diskless-sync-delay', '0']
+        args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${i}.conf`), '--cluster-node-timeout', '5000', '--repl-diskless-sync-delay', '0',
+          '--cluster-require-full-coverage', requireFullCoverage ? 'yes' : 'no']
       }))
     }
     const addresses = servers.map((s) => `127.0.0.1:${s.port}`)

@@ -64,6 +64,8 @@ export class MemoryStore {
   constructor ({ random = Math, now = Date.now } = {}) {
     this.random = random
     this.now = now
+    /** one process: it answers or it does not */
+    this.failsInParts = false
     /** @type {Map<string, Set<string>>} what each peer holds */
     this.peers = new Map()
     /** @type {Map<string, HolderSet>} */

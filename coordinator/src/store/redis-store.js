@@ -11,6 +11,7 @@
  *   mgh:{r}:shards    ZSET  the registry: live shard → when its entry expires (Redis's clock, ms)
  *   mgh:{r}:info      HASH  shard → its ShardInfo, JSON
  *   mgh:{r}:reaping   ZSET  dead shard → when its reaper's lease runs out
+ *                     (on a Cluster the registry has two more copies, under {r1188} and {r407}: see REGISTRIES)
  *   mgh:{r}:salt      STRING the shards' network salt, expiring each day
  *   mgh:e:{<tag>}     STRING  a sentinel on each master: gone means that master lost its data
  *   mgh:r:{<subject>} ZSET  who reported a visitor: reporter → when (ms); lives one window
@@ -27,9 +28,10 @@
  * its id names is live, which every shard knows from its last beat, so nothing
  * is read per candidate. Every change is one batch of commands sent together,
  * auto-pipelined (one write per node; on a Cluster, one round trip to each node
- * the keys live on). A beat is one Lua script on the registry's slot, run on
- * Redis's clock so that shards on different hosts agree on expiry, plus one
- * `SET NX` per master for the sentinels.
+ * the keys live on). A beat is one Lua script on each copy of the registry
+ * (one copy on one Redis, three on a Cluster), run on Redis's clock so that
+ * shards on different hosts agree on expiry, plus one `SET NX` per master for
+ * the sentinels; all sent together.
  */
 import { randomBytes } from 'node:crypto'
 import { Cluster, Redis } from 'ioredis'
@@ -46,9 +48,21 @@ const PREFIX = 'mgh:'
 const holdersKey = (/** @type {string} */ hash) => `${PREFIX}h:{${hash}}`
 const assetsKey = (/** @type {string} */ id) => `${PREFIX}a:{${id}}`
 const shardPeersKey = (/** @type {string} */ shard) => `${PREFIX}s:{${shard}}`
-const REGISTRY = `${PREFIX}{r}:shards`
-const INFO = `${PREFIX}{r}:info`
-const REAPING = `${PREFIX}{r}:reaping`
+/**
+ * The shard registry's copies, each in one slot. On one Redis, one copy. On a
+ * Cluster, liveness must not hinge on one master: three copies whose hash tags'
+ * slots (7893, 2730, 13657) lie in different thirds of the slot space, so that
+ * on three or more masters with the slots split evenly (as `redis-cli --cluster
+ * create` splits them) each copy is on a master of its own. A shard beats every
+ * copy; a beat succeeds when any copy answers; a shard is live when any copy
+ * says so, and dead only when no copy that answered says it is live.
+ * The first copy is the one earlier versions used alone: they and this one agree during a rolling upgrade.
+ */
+const REGISTRIES = ['r', 'r1188', 'r407'].map((tag) => ({
+  shards: `${PREFIX}{${tag}}:shards`,
+  info: `${PREFIX}{${tag}}:info`,
+  reaping: `${PREFIX}{${tag}}:reaping`
+}))
 const SALT = `${PREFIX}{r}:salt`
 const sentinelKey = (/** @type {string} */ tag) => `${PREFIX}e:{${tag}}`
 const busChannel = (/** @type {string} */ shard) => `${PREFIX}bus:{${shard}}`
@@ -200,6 +214,8 @@ export class RedisStore {
   constructor ({ url, timeoutMs = 1000 }) {
     const cluster = parseClusterUrl(url)
     this.cluster = cluster !== null
+    this.failsInParts = this.cluster
+    this.timeoutMs = timeoutMs
     const common = {
       lazyConnect: true,
       commandTimeout: timeoutMs,
@@ -234,8 +250,12 @@ export class RedisStore {
     this.subscribing = null
     /** @type {Map<string, Set<(message: unknown) => void>>} */
     this.handlers = new Map()
+    /** the registry's copies this store beats (REGISTRIES) */
+    this.registries = cluster === null ? REGISTRIES.slice(0, 1) : REGISTRIES
     /** @type {ShardTable} the registry as of the last beat, expiry on this host's clock */
     this.shards = new Map()
+    /** @type {Map<string, number>} dead shard → the copy that handed it to this store to reap */
+    this.reapingIn = new Map()
     /** @type {Promise<void> | null} a registry read in flight */
     this.refreshing = null
     this.refreshedAt = 0
@@ -262,21 +282,43 @@ export class RedisStore {
 
   /** @type {Store['beat']} */
   async beat (shard, info, ttlMs) {
+    this.roundTrips++
+    const redis = /** @type {any} */ (this.redis)
     const sentinels = this.#sentinelKeys()
-    const [[had, live, dead], ...placed] = await this.#exec([
-      ['mghBeat', REGISTRY, INFO, REAPING, shard, ttlMs, JSON.stringify(info), REAP_LEASE_MS],
-      ...sentinels.map((key) => /** @type {Command} */ (['set', key, '1', 'NX']))
+    const text = JSON.stringify(info)
+    // Sent together (auto-pipelined: one write per master); a master that is down costs only its part.
+    // Each part has half the store's timeout: a master that is down may not fail its commands
+    // at once (ioredis keeps them while it reconnects), and the beat settles with the rest.
+    const part = (/** @type {Promise<any>} */ p) => withDeadline(p, this.timeoutMs / 2)
+    const [copies, placed] = await Promise.all([
+      Promise.allSettled(this.registries.map((r) => part(redis.mghBeat(r.shards, r.info, r.reaping, shard, ttlMs, text, REAP_LEASE_MS)))),
+      Promise.allSettled(sentinels.map((key) => part(redis.set(key, '1', 'NX'))))
     ])
-    // No entry where this shard had one: the registry's data went, or the shard was reaped while cut off.
-    let lost = had === 0 && this.beaten.has(shard)
+    /** @type {{ copy: number, had: number, live: string[], dead: string[] }[]} */
+    const answered = []
+    copies.forEach((r, copy) => { if (r.status === 'fulfilled') answered.push({ copy, had: r.value[0], live: r.value[1], dead: r.value[2] }) })
+    if (answered.length === 0) throw /** @type {PromiseRejectedResult} */ (copies[0]).reason
+    // No entry in any copy where this shard had one: the registry's data went, or the shard was reaped while cut off.
+    let lost = answered.every((a) => a.had === 0) && this.beaten.has(shard)
     this.beaten.add(shard)
-    for (let i = 0; i < sentinels.length; i++) {
+    placed.forEach((r, i) => {
+      if (r.status !== 'fulfilled') return
       // OK: the key was missing and is set now; after it was seen in place, its master lost its data.
-      if (placed[i] === 'OK' && this.sentinels.has(sentinels[i])) lost = true
+      if (r.value === 'OK' && this.sentinels.has(sentinels[i])) lost = true
       this.sentinels.add(sentinels[i])
+    })
+    this.#learn(answered.map((a) => a.live))
+    // Dead in one copy is not dead: a copy whose master just failed over has every entry expired.
+    /** @type {Set<string>} */
+    const dead = new Set()
+    for (const a of answered) {
+      for (const s of a.dead) {
+        if (this.isLive(s) || dead.has(s)) continue
+        dead.add(s)
+        this.reapingIn.set(s, a.copy)
+      }
     }
-    this.#learn(live)
-    return { live: this.liveShards(), dead, lost }
+    return { live: this.liveShards(), dead: [...dead], lost }
   }
 
   /** @type {Store['refresh']} */
@@ -285,37 +327,53 @@ export class RedisStore {
     // connects naming shards this store has not heard of costs Redis almost nothing.
     if (this.refreshing === null && Date.now() - this.refreshedAt >= REFRESH_MS) {
       this.refreshedAt = Date.now()
-      this.refreshing = /** @type {any} */ (this.redis).mghLive(REGISTRY, INFO)
-        .then((/** @type {string[]} */ live) => this.#learn(live))
-        .catch(() => {}) // the next beat reports a store that is down
+      const redis = /** @type {any} */ (this.redis)
+      this.refreshing = Promise.allSettled(this.registries.map((r) => withDeadline(redis.mghLive(r.shards, r.info), this.timeoutMs / 2)))
+        .then((copies) => {
+          const read = /** @type {string[][]} */ (copies.flatMap((r) => r.status === 'fulfilled' ? [r.value] : []))
+          // None answered: the next beat reports a store that is down.
+          if (read.length > 0) this.#learn(read)
+        })
         .finally(() => { this.refreshing = null })
     }
     return this.refreshing ?? Promise.resolve()
   }
 
   /**
-   * Take in the registry as a beat or a refresh read it.
-   * @param {string[]} live [shard, ms left, info JSON]…
+   * Take in the registry's copies as a beat or a refresh read them: a shard is
+   * live until the latest expiry any copy gives it.
+   * @param {string[][]} copies each [shard, ms left, info JSON]…
    */
-  #learn (live) {
+  #learn (copies) {
     const now = Date.now()
     this.shards.clear()
-    for (let i = 0; i < live.length; i += 3) {
-      this.shards.set(live[i], { info: parseInfo(live[i + 2]), expiresAt: now + Number(live[i + 1]) })
+    for (const live of copies) {
+      for (let i = 0; i < live.length; i += 3) {
+        const expiresAt = now + Number(live[i + 1])
+        if ((this.shards.get(live[i])?.expiresAt ?? -Infinity) < expiresAt) this.shards.set(live[i], { info: parseInfo(live[i + 2]), expiresAt })
+      }
     }
   }
 
   /** @type {Store['leave']} */
   async leave (shard) {
-    await this.#exec([['zrem', REGISTRY, shard], ['hdel', INFO, shard], ['del', shardPeersKey(shard)]])
+    const settled = await this.#settle([
+      ['del', shardPeersKey(shard)],
+      ...this.registries.flatMap((r) => /** @type {Command[]} */ ([['zrem', r.shards, shard], ['hdel', r.info, shard]]))
+    ])
     this.shards.delete(shard)
+    // A copy left behind expires like the entry of a shard that died.
+    if (settled.every((r) => r.status === 'rejected')) throw /** @type {PromiseRejectedResult} */ (settled[0]).reason
   }
 
   /** @type {Store['reapShard']} */
   async reapShard (shard) {
+    // The copy that handed this shard out as dead holds the lease this reaper works under.
+    const copy = this.registries[this.reapingIn.get(shard) ?? 0]
+    this.reapingIn.delete(shard)
     for (;;) {
       // Stop when the shard came back (its beat took it out of `reaping`) or another reaper finished.
-      const [still, ids] = await this.#exec([['zscore', REAPING, shard], ['srandmember', shardPeersKey(shard), PEER_BATCH]])
+      const [still, ids] = await this.#exec([['zscore', copy.reaping, shard], ['srandmember', shardPeersKey(shard), PEER_BATCH]])
       if (still === null) return
       if (ids.length === 0) break
       const held = await this.#exec(ids.map((/** @type {string} */ id) => ['smembers', assetsKey(id)]))
@@ -328,7 +386,8 @@ export class RedisStore {
       batch.push(['srem', shardPeersKey(shard), ...ids])
       await this.#exec(batch)
     }
-    await this.#exec([['zrem', REAPING, shard], ['del', shardPeersKey(shard)]])
+    // Out of every copy's `reaping` that answers; a copy that does not hands it out again later, and that reaper finds nothing left.
+    await this.#settle([['del', shardPeersKey(shard)], ...this.registries.map((r) => /** @type {Command} */ (['zrem', r.reaping, shard]))])
   }
 
   /** @type {Store['isLive']} */
@@ -574,12 +633,21 @@ export class RedisStore {
    * @returns {Promise<any[]>} each command's result
    */
   async #exec (commands) {
+    const settled = await this.#settle(commands)
+    for (const r of settled) if (r.status === 'rejected') throw r.reason
+    return settled.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value)
+  }
+
+  /**
+   * Send a batch of commands together, as #exec does, and report how each one settled.
+   * @param {Command[]} commands
+   * @returns {Promise<PromiseSettledResult<any>[]>}
+   */
+  async #settle (commands) {
     this.roundTrips++
     // commands by name (`redis[name]`): ioredis types each command apart, and these come as data
     const redis = /** @type {any} */ (this.redis)
-    const settled = await Promise.allSettled(commands.map(([name, ...args]) => redis[name](...args)))
-    for (const r of settled) if (r.status === 'rejected') throw r.reason
-    return settled.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value)
+    return Promise.allSettled(commands.map(([name, ...args]) => redis[name](...args)))
   }
 }
 

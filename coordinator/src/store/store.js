@@ -39,6 +39,9 @@
  *   reaped while it could not reach the store): the caller registers its peers again
  *
  * @typedef {object} Store
+ * @property {boolean} failsInParts whether part of the store can fail while the rest answers
+ *   (a Redis Cluster's master failing over): then one request not answered in time says
+ *   nothing of the whole, and only a failed beat (which any live part answers) does
  * @property {(shard: string, info: ShardInfo, ttlMs: number) => Promise<Beat>} beat
  *   register `shard` as live for `ttlMs`, and learn which shards are live
  * @property {(shard: string) => Promise<void>} leave
