@@ -236,6 +236,8 @@ async function run (options, onCleanup) {
     RATE_LIMIT_PER_SECOND: String(RATE.perSecond),
     RATE_LIMIT_BURST: String(RATE.burst),
     RATE_LIMIT_CLOSE_AFTER: String(RATE.closeAfter),
+    // The well-behaved pair meets a new holder every round: the bound on new holders would stop it, as it stops a harvester.
+    NEW_HOLDER_BURST: '0',
     // An unhandled rejection is reported (and counted) rather than fatal, so it is told apart from a crash.
     NODE_OPTIONS: '--unhandled-rejections=warn'
   }

@@ -71,7 +71,8 @@ export const COORDINATOR_ERRORS = /* @__PURE__ */ defineArea('coordinator', {}, 
   MGH_ERR_TOKEN_EXPIRED: ['join token has expired; reload the page for a fresh one', { close: 1008 }],
   MGH_ERR_TOKEN_ORIGIN: ['join token was issued for another origin', { close: 1008 }],
   MGH_ERR_NOT_INTRODUCED: 'no lookup introduced these two peers (or the introduction has expired)',
-  MGH_ERR_SIGNAL_BUDGET: 'signals between these two peers exceed what one introduction allows'
+  MGH_ERR_SIGNAL_BUDGET: 'signals between these two peers exceed what one introduction allows',
+  MGH_ERR_RELAY_ONLY: 'this coordinator passes on relay candidates only (privacy mode: peers reach each other through its TURN relay)'
 })
 
 /** Client errors: carried in `err.code` and in `error` / `reject` events; each ends one attempt. */

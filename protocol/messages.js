@@ -8,17 +8,22 @@
  * Protocol version this code speaks: every message may carry `v`. Version 2
  * adds `lookup {hashes}` (many assets in one message); version 3 adds
  * `lookup {offers}` (WebRTC offers the coordinator hands to holders it names,
- * so that reaching a holder costs no round trip of its own); everything of
- * the earlier versions stays as it was.
+ * so that reaching a holder costs no round trip of its own); version 4 adds
+ * `welcome {iceTransportPolicy}` (privacy mode: connect through the TURN
+ * relay only, which a coordinator in that mode requires its clients to
+ * understand); everything of the earlier versions stays as it was.
  */
-export const PROTOCOL_VERSION = 3
+export const PROTOCOL_VERSION = 4
 
 /**
  * Versions a coordinator answers; any other `v` gets MGH_ERR_BAD_VERSION. An
  * old client (1) keeps working with a new coordinator; a new client needs a
  * coordinator that speaks its version (deploy coordinators first).
  */
-export const PROTOCOL_VERSIONS = /* @__PURE__ */ Object.freeze([1, 2, 3])
+export const PROTOCOL_VERSIONS = /* @__PURE__ */ Object.freeze([1, 2, 3, 4])
+
+/** The first version that honours `welcome {iceTransportPolicy: 'relay'}`: a coordinator in privacy mode refuses joins of earlier ones. */
+export const RELAY_PROTOCOL_VERSION = 4
 
 /** Manifest format version (`{version, assets}`); a client ignores a manifest of any other. */
 export const MANIFEST_VERSION = 1

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suites need and a fresh machine lacks:
-# browsers for the end-to-end tests, redis-server for the store suites,
+# browsers for the end-to-end tests, redis-server for the store suites, coturn
+# (a TURN server) for the privacy mode's relayed channels,
 # unshare/ip for the loopback-only network namespace, and docker-compose to
 # validate docker-compose.yml offline (coordinator/test/compose.test.js; no
 # container engine: the package's recommended docker.io is left out). Does
@@ -11,6 +12,7 @@ need=()
 command -v chromium >/dev/null || need+=(chromium)
 command -v firefox-esr >/dev/null || need+=(firefox-esr)
 command -v redis-server >/dev/null || need+=(redis-server)
+command -v turnserver >/dev/null || need+=(coturn)
 command -v unshare >/dev/null || need+=(util-linux)
 command -v ip >/dev/null || need+=(iproute2)
 compose=()

@@ -63,6 +63,8 @@ export async function startCoordinatorProcess ({ server, redisUrl, cpuProfDir, p
       WS_NO_BUFFER_UTIL: '1',
       RATE_LIMIT_PER_SECOND: String(peerRateLimit),
       RATE_LIMIT_BURST: String(Math.min(2 * peerRateLimit, 1_000_000)),
+      // Each client stands for many peers and meets new holders at the rate of many: no bound on them.
+      NEW_HOLDER_BURST: '0',
       // Every bench client comes from 127.0.0.1; the bench's own check on `ulimit -n` bounds the count.
       MAX_CONNECTIONS_PER_IP: '0',
       MAX_CONNECTIONS: '10000000',

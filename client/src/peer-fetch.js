@@ -301,7 +301,7 @@ export class PeerFetch {
       // With the ICE servers an earlier page was told (the offers need them), the page's offers are
       // made now and its lookup follows its join at once: one round trip to the coordinator, not two.
       // Else the welcome tells them.
-      if (!signaling.iceServers.length) await this.o.ready
+      if (!signaling.ice.iceServers?.length) await this.o.ready
       else {
         if (!this.offered) this.offers ??= pool.prepare(OFFERS)
         if (!signaling.joining) await Promise.race([this.o.ready, this.joinSent()])

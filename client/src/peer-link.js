@@ -18,7 +18,7 @@ export class PeerLink {
    * @param {string} options.peer remote peer id ('' until known: an offer a lookup carries, PeerPool.prepare)
    * @param {string} options.cid connection id (chosen by the offerer)
    * @param {boolean} options.initiator whether we make the offer
-   * @param {RTCIceServer[]} options.iceServers
+   * @param {RTCConfiguration} options.ice ICE servers and policy (the coordinator's welcome)
    * @param {typeof RTCPeerConnection} [options.RTCPeerConnection] the page's, by default
    * @param {(signal: Signal) => void} options.signal sends a signal to the peer
    * @param {number} options.timeoutMs the channel must open within this
@@ -35,7 +35,7 @@ export class PeerLink {
     this.up = false
     /** @type {unknown[]} messages that arrived before a Transfer took the channel */
     this.held = []
-    const pc = this.pc = new (options.RTCPeerConnection ?? RTCPeerConnection)({ iceServers: options.iceServers })
+    const pc = this.pc = new (options.RTCPeerConnection ?? RTCPeerConnection)({ ...options.ice })
     /** @type {Promise<RTCDataChannel>} */
     this.opened = new Promise((resolve, reject) => {
       this.resolveOpen = resolve

@@ -213,7 +213,7 @@ export class PeerPool {
       peer,
       cid,
       initiator,
-      iceServers: signaling.iceServers,
+      ice: signaling.ice,
       RTCPeerConnection: this.options.env?.RTCPeerConnection,
       timeoutMs: config.connectTimeoutMs,
       signal: (signal) => {

@@ -48,7 +48,7 @@ export function startPeers (config, store, env = globalThis) {
   /** what this visitor lists as held: nothing while it does not serve */
   const listed = () => reached && serving() ? store.holdings() : []
 
-  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(env.localStorage), WebSocket: env.WebSocket, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed, haveKnown: store.opened, iceServers: recalled(env.sessionStorage) })
+  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(env.localStorage), WebSocket: env.WebSocket, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed, haveKnown: store.opened, ice: recalled(env.sessionStorage) })
   /**
    * Resolves true once joined; false at once when there is nothing to join, when
    * refused or when every coordinator is unreachable (loads do not wait), and
@@ -81,7 +81,7 @@ export function startPeers (config, store, env = globalThis) {
     signaling.on('welcome', (/** @type {{ have: string[], url: string }} */ w) => {
       a.welcomed(w.have)
       stats.joined(w.url)
-      remember(env.sessionStorage, signaling.iceServers)
+      remember(env.sessionStorage, signaling.ice)
     })
     signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
     const p = pool = new PeerPool({
@@ -165,22 +165,22 @@ export function startPeers (config, store, env = globalThis) {
 const ICE_KEY = 'maygh-ice'
 
 /**
- * The ICE servers an earlier page of this tab was told (none: its first page,
- * or storage off): the next page's first lookup and offers need not wait for
- * its own welcome.
+ * The ICE servers and policy an earlier page of this tab was told (none: its
+ * first page, or storage off): the next page's first lookup and offers need
+ * not wait for its own welcome.
  * @param {Storage | undefined} storage
- * @returns {RTCIceServer[] | undefined}
+ * @returns {RTCConfiguration | undefined}
  */
 function recalled (storage) {
   try {
-    const servers = JSON.parse(/** @type {Storage} */ (storage).getItem(ICE_KEY) ?? 'null')
-    return Array.isArray(servers) ? servers : undefined
+    const ice = JSON.parse(/** @type {Storage} */ (storage).getItem(ICE_KEY) ?? 'null')
+    return Array.isArray(ice?.iceServers) ? ice : undefined
   } catch {}
 }
 
-/** @param {Storage | undefined} storage @param {RTCIceServer[]} servers */
-function remember (storage, servers) {
-  try { /** @type {Storage} */ (storage).setItem(ICE_KEY, JSON.stringify(servers)) } catch {}
+/** @param {Storage | undefined} storage @param {RTCConfiguration} ice */
+function remember (storage, ice) {
+  try { /** @type {Storage} */ (storage).setItem(ICE_KEY, JSON.stringify(ice)) } catch {}
 }
 
 /**

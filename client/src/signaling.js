@@ -60,7 +60,7 @@ const coded = (msg) => Object.assign(new Error(msg.message), { code: msg.code })
 
 export class Signaling extends Emitter {
   /**
-   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], haveKnown?: Promise<unknown>, iceServers?: RTCIceServer[], random?: () => number, WebSocket?: typeof WebSocket }} options
+   * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], haveKnown?: Promise<unknown>, ice?: RTCConfiguration, random?: () => number, WebSocket?: typeof WebSocket }} options
    *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always);
    *   `token`: the join token the site gave the page (`data-token`), if it uses them;
    *   `visitor`: the key this browser keeps across visits (what quarantine remembers without tokens);
@@ -90,8 +90,8 @@ export class Signaling extends Emitter {
     this.joined = false
     /** @type {string | null} */
     this.id = null
-    /** @type {RTCIceServer[]} the last welcome's (or, until one, what a previous page was told: `options.iceServers`) */
-    this.iceServers = options.iceServers ?? []
+    /** @type {RTCConfiguration} ICE servers and policy: the last welcome's (or, until one, what a previous page was told: `options.ice`) */
+    this.ice = options.ice ?? { iceServers: [] }
     /**
      * The socket whose `join` is on its way and not yet answered: a request
      * made `afterJoin` may follow it at once, since a coordinator reads a
@@ -254,7 +254,8 @@ export class Signaling extends Emitter {
       const welcome = await sent
       if (typeof welcome.token === 'string') this.token = welcome.token
       this.id = welcome.id
-      this.iceServers = Array.isArray(welcome.iceServers) ? welcome.iceServers : []
+      // Privacy mode (protocol 4): relay candidates only, through the site's TURN server.
+      this.ice = { iceServers: Array.isArray(welcome.iceServers) ? welcome.iceServers : [], iceTransportPolicy: welcome.iceTransportPolicy === 'relay' ? 'relay' : 'all' }
       this.limits = { ...this.limits, ...welcome.limits }
       this.joined = true
       this.joining = null

@@ -642,7 +642,7 @@ test('with the ICE servers an earlier page was told, the page\'s first lookup ca
     joined: false,
     joining: null,
     stopped: false,
-    iceServers: [{ urls: 'stun:127.0.0.1:3478' }],
+    ice: { iceServers: [{ urls: 'stun:127.0.0.1:3478' }] },
     unreachable: () => false,
     send: () => true,
     request: async (/** @type {any} */ m, /** @type {number} */ _ms, /** @type {any} */ how) => {

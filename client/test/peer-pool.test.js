@@ -43,7 +43,7 @@ test('when the coordinator connection goes, connections being set up fail with M
   t.after(() => { globalThis.RTCPeerConnection = real })
   t.mock.timers.enable({ apis: ['setTimeout'] })
   // The coordinator acknowledges nothing: an offer waits for `relayed` until it goes.
-  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: () => true })
+  const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: () => true })
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
 
   await pool.transfer('open-peer')
@@ -70,7 +70,7 @@ test('an offer is answered only when the coordinator says it introduced its send
   t.after(() => { globalThis.RTCPeerConnection = real })
   /** @type {object[]} */
   const sent = []
-  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: (/** @type {object} */ m) => sent.push(m) })
+  const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: (/** @type {object} */ m) => sent.push(m) })
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
   const offer = { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } }
   signaling.emit('connect', { from: 'stranger', signal: offer })
@@ -89,7 +89,7 @@ test('drop closes every connection to a peer: a load waiting for it to connect f
   globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
   t.after(() => { globalThis.RTCPeerConnection = real })
   FakePeerConnection.channelState = 'connecting'
-  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: () => true })
+  const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: () => true })
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 60_000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
   const waiting = pool.transfer('liar').then(() => null, (err) => err.code)
   const other = pool.transfer('honest').then(() => null, (err) => err.code)
@@ -105,7 +105,7 @@ test('messages a WebRTC stack delivers with or before `open` are not lost (node-
   const real = globalThis.RTCPeerConnection
   globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
   t.after(() => { globalThis.RTCPeerConnection = real })
-  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: () => true })
+  const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: () => true })
   const asset = { bytes: new Uint8Array([1, 2, 3]), type: 'image/png' }
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async (hash) => hash === 'h1' ? asset : null, onServed: () => {} })
   signaling.emit('connect', { from: 'asker', signal: { cid: 'c1', sdp: { type: 'offer', sdp: 'v=0' } }, introduced: true })
@@ -140,7 +140,7 @@ test('offers made before their peers are known (protocol 3): each handed out is 
   FakePeerConnection.channelState = 'connecting'
   /** @type {any[]} */
   const sent = []
-  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: (/** @type {object} */ m) => sent.push(m) })
+  const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: (/** @type {object} */ m) => sent.push(m) })
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 60_000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
   const made = FakePeerConnection.made.length
   const offers = await pool.prepare(3)

@@ -508,7 +508,7 @@ test(`connection setup: any signals leave no exception, at most 48 connections a
     /** @type {Map<string, string>} the cid of our offer to each remote */
     const ours = new Map()
     const signaling = Object.assign(new Emitter(), {
-      iceServers: [],
+      ice: { iceServers: [] },
       request: async (/** @type {any} */ msg) => { ours.set(msg.to, msg.signal.cid); return { type: 'relayed', to: msg.to } },
       send: () => true
     })

@@ -73,7 +73,7 @@ class FakePeerConnection {
 test('the pool counts a channel we offered that is not open at the pass-over or fails, once; not one we closed; an open one clears the count', async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] })
   const reach = new Reach(undefined)
-  const signaling = Object.assign(new Emitter(), { iceServers: [], request: () => new Promise(() => {}), send: () => true })
+  const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: () => true })
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async () => null, onServed: () => {}, reach, env: { RTCPeerConnection: /** @type {any} */ (FakePeerConnection) } })
   const turn = () => new Promise((resolve) => setImmediate(resolve))
 

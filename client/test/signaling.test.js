@@ -63,7 +63,7 @@ test('joins with its holdings, then answers lookups by ref', async () => {
     b.start()
     await Promise.all([welcomed(a), welcomed(b)])
     assert.match(/** @type {string} */ (a.id), PEER_ID_PATTERN)
-    assert.ok(a.iceServers.some((s) => String(s.urls).startsWith('stun:127.0.0.1')), 'the coordinator\'s own STUN server')
+    assert.ok((a.ice.iceServers ?? []).some((s) => String(s.urls).startsWith('stun:127.0.0.1')), 'the coordinator\'s own STUN server')
     const reply = await b.request({ type: 'lookup', hash: h(2) }, 2000)
     assert.deepEqual(reply.peers, [a.id])
     await assert.rejects(b.request({ type: 'lookup', hash: 'nope' }, 2000), { code: 'MGH_ERR_BAD_FIELD' })

@@ -16,6 +16,10 @@
  * It also counts the TCP connections open from each address, whether or not
  * they have upgraded to a WebSocket (a socket that never sends its upgrade
  * costs a file descriptor all the same), for `maxConnectionsPerIp`.
+ *
+ * The same carry-over holds for a socket's allowance of holders it may be
+ * handed that it did not know (Session.newHolder): a harvester that
+ * reconnects starts where it left off.
  */
 
 /** Kept states at most (about 100 bytes each). */
@@ -25,8 +29,8 @@ export const MAX_KEPT = 100_000
 export const EPISODE_GAP_MS = 1000
 
 /**
- * What a socket's rate limit had when it closed.
- * @typedef {{ tokens: number, refilledAt: number, dropped: number, lastDropAt: number }} LimitState
+ * What a socket's rate limit (and new-holder allowance: `holders`, counted at `holdersAt`) had when it closed.
+ * @typedef {{ tokens: number, refilledAt: number, dropped: number, lastDropAt: number, holders: number, holdersAt: number }} LimitState
  */
 
 /**
@@ -39,10 +43,11 @@ export const tokensAt = (s, at, rate) => s.tokens + (at - s.refilledAt) * rate /
 
 export class ClientLimits {
   /**
-   * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, rateLimitCloseAfter: number, maxConnectionsPerIp: number, limitsByAddress: boolean }} config
+   * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, rateLimitCloseAfter: number, maxConnectionsPerIp: number, limitsByAddress: boolean, newHolderBurst?: number, newHoldersPerSecond?: number }} config
+   *   (no new-holder bound without `newHolderBurst`)
    * @param {() => number} now the sessions' clock (monotonic ms)
    */
-  constructor ({ rateLimitPerSecond, rateLimitBurst, rateLimitCloseAfter, maxConnectionsPerIp, limitsByAddress }, now) {
+  constructor ({ rateLimitPerSecond, rateLimitBurst, rateLimitCloseAfter, maxConnectionsPerIp, limitsByAddress, newHolderBurst = 0, newHoldersPerSecond = 0 }, now) {
     /** whether an address stands for one client (not behind a proxy): its limits follow it */
     this.byAddress = limitsByAddress
     this.rate = rateLimitPerSecond
@@ -54,6 +59,9 @@ export class ClientLimits {
     this.kept = new Map()
     /** @type {Map<string, number>} TCP connections open, by address */
     this.open = new Map()
+    /** new-holder allowance: burst (0 = no bound) and refill per second */
+    this.holderBurst = newHolderBurst
+    this.holderRate = newHoldersPerSecond
   }
 
   /**
@@ -117,7 +125,7 @@ export class ClientLimits {
     for (const key of keys) {
       const was = this.kept.get(key)
       this.kept.delete(key)
-      this.kept.set(key, was === undefined ? { ...state } : worse(was, state, this.rate))
+      this.kept.set(key, was === undefined ? { ...state } : this.#worse(was, state))
     }
     while (this.kept.size > MAX_KEPT) this.kept.delete(/** @type {string} */ (this.kept.keys().next().value))
   }
@@ -138,7 +146,7 @@ export class ClientLimits {
         this.kept.delete(key)
         continue
       }
-      state = worse(state ?? own, was, this.rate)
+      state = this.#worse(state ?? own, was)
     }
     return state
   }
@@ -156,25 +164,41 @@ export class ClientLimits {
     return keys
   }
 
-  /** @param {LimitState} s whether its bucket would be full by now and its drop episode is over */
+  /** @param {LimitState} s whether its buckets would be full by now and its drop episode is over */
   #fresh (s) {
     const now = this.now()
-    return tokensAt(s, now, this.rate) >= this.burst && now - s.lastDropAt > EPISODE_GAP_MS
+    return tokensAt(s, now, this.rate) >= this.burst && now - s.lastDropAt > EPISODE_GAP_MS &&
+      holdersAt(s, now, this.holderRate) >= this.holderBurst
+  }
+
+  /**
+   * The more depleted of two states: the fewer tokens and new holders (each
+   * refilled to the later of their times), and the later drop episode.
+   * @param {LimitState} a
+   * @param {LimitState} b
+   * @returns {LimitState}
+   */
+  #worse (a, b) {
+    const at = Math.max(a.refilledAt, b.refilledAt)
+    const hAt = Math.max(a.holdersAt, b.holdersAt)
+    const [late, early] = a.lastDropAt >= b.lastDropAt ? [a, b] : [b, a]
+    // Two episodes that overlap count as one (sockets of one client flooding at once); else the later one.
+    const dropped = late.lastDropAt - early.lastDropAt <= EPISODE_GAP_MS ? Math.max(a.dropped, b.dropped) : late.dropped
+    return {
+      tokens: Math.min(tokensAt(a, at, this.rate), tokensAt(b, at, this.rate)),
+      refilledAt: at,
+      dropped,
+      lastDropAt: late.lastDropAt,
+      holders: Math.min(holdersAt(a, hAt, this.holderRate), holdersAt(b, hAt, this.holderRate)),
+      holdersAt: hAt
+    }
   }
 }
 
 /**
- * The more depleted of two states: the fewer tokens (each refilled to the
- * later of their times), and the later drop episode.
- * @param {LimitState} a
- * @param {LimitState} b
- * @param {number} rate tokens per second
- * @returns {LimitState}
+ * A state's new-holder allowance at `at`, refilled at `rate` (uncapped).
+ * @param {LimitState} s
+ * @param {number} at ms
+ * @param {number} rate per second
  */
-function worse (a, b, rate) {
-  const at = Math.max(a.refilledAt, b.refilledAt)
-  const [late, early] = a.lastDropAt >= b.lastDropAt ? [a, b] : [b, a]
-  // Two episodes that overlap count as one (sockets of one client flooding at once); else the later one.
-  const dropped = late.lastDropAt - early.lastDropAt <= EPISODE_GAP_MS ? Math.max(a.dropped, b.dropped) : late.dropped
-  return { tokens: Math.min(tokensAt(a, at, rate), tokensAt(b, at, rate)), refilledAt: at, dropped, lastDropAt: late.lastDropAt }
-}
+const holdersAt = (s, at, rate) => tokensAt({ tokens: s.holders, refilledAt: s.holdersAt }, at, rate)

@@ -14,6 +14,10 @@ const defaults = {
   host: '127.0.0.1',
   stunPort: 3478,
   iceServers: /** @type {RTCIceServerLike[] | null} */ (null),
+  iceTransportPolicy: /** @type {'all' | 'relay'} */ ('all'),
+  turnUrls: /** @type {string[] | null} */ (null),
+  turnSecret: /** @type {string | null} */ (null),
+  turnCredentialSeconds: 86400,
   redisUrl: /** @type {string | null} */ (null),
   shardId: /** @type {string | null} */ (null),
   publicUrl: /** @type {string | null} */ (null),
@@ -44,6 +48,8 @@ const defaults = {
   introductionTtlMs: 30_000,
   introductionSignalBytes: 32 * 1024,
   maxIntroductions: 256,
+  newHolderBurst: 128,
+  newHoldersPerSecond: 1,
   reportThreshold: 3,
   reportWindowMs: 600_000,
   quarantineMs: 86_400_000,
@@ -68,6 +74,10 @@ export const DESCRIPTIONS = Object.freeze({
   host: 'address the WebSocket, HTTP and STUN servers bind to',
   stunPort: 'UDP port of the STUN server (0 = any free port, -1 = no STUN server)',
   iceServers: 'ICE servers handed to peers in `welcome`: `stun:host:port[,…]` or a JSON RTCIceServer array; none = this coordinator\'s own STUN server (required when binding 0.0.0.0 or ::)',
+  iceTransportPolicy: 'privacy mode when `relay`: peers reach each other only through the TURN relay (needs `turnUrls` and `turnSecret`, or a `turn:` server in iceServers), so no visitor learns another\'s address; the welcome tells browsers to gather relay candidates only, joins of protocol versions before 4 are refused (MGH_ERR_BAD_VERSION), and signals naming other candidates are not passed on (MGH_ERR_RELAY_ONLY). `all` (the default): direct connections where the networks allow',
+  turnUrls: 'TURN server URLs (`turn:host:3478,turns:host:5349`, comma separated) each welcome hands out with credentials minted for that peer under turnSecret',
+  turnSecret: 'the TURN server\'s shared secret (coturn `static-auth-secret` with `use-auth-secret`; at least 16 characters): welcome credentials are `<expiry>:<peer id>` and its HMAC-SHA1, so no lasting TURN password is in a page',
+  turnCredentialSeconds: 'how long the TURN credentials a welcome carries are valid (a page that stays open longer cannot open new relayed channels until it reconnects)',
   redisUrl: 'Redis URL (`redis://`, `rediss://`, or `redis+cluster://host:port,…` for a Cluster); none = the in-process store',
   shardId: 'this coordinator\'s name among its shards (each start adds a random suffix); random when none',
   publicUrl: 'the WebSocket URL browsers reach this coordinator at, handed to clients of other shards as an alternate; none = the URL it listens on',
@@ -98,6 +108,8 @@ export const DESCRIPTIONS = Object.freeze({
   introductionTtlMs: 'how long after a lookup introduced two peers they may send each other `connect` signals (a lookup that hands the same peer out again renews the introduction, with a fresh signal budget); any other `connect` gets MGH_ERR_NOT_INTRODUCED',
   introductionSignalBytes: 'signal bytes one peer may send another per introduction (an offer or answer is 1-3 KB, an ICE candidate 0.2 KB); more get MGH_ERR_SIGNAL_BUDGET',
   maxIntroductions: 'introductions kept per peer (the least recently made or renewed go first)',
+  newHolderBurst: 'holders a client may be handed that it has not been handed before, in a burst (0 = no bound): past it, lookups name only holders it already knows, so that holder ids (and, by signalling them, addresses) cannot be harvested cheaply. Counted per address (unless limitsByAddress is off) and per visitor with join tokens, across all of a client\'s sockets',
+  newHoldersPerSecond: 'how fast that allowance refills, in holders per second',
   reportThreshold: 'distinct visitors that must report a peer for bad bytes or a false miss within reportWindowMs before it is quarantined (reports of a channel that never opened or stalled do not count: they may be the reporter\'s network\'s fault)',
   reportWindowMs: 'how far back reports of a peer count',
   quarantineMs: 'how long a quarantined visitor is not handed out and its announcements are ignored (it survives reconnecting under a new peer id)',
@@ -139,6 +151,9 @@ const INTEGER_RANGES = /** @type {const} */ ({
   introductionTtlMs: [1000, 3_600_000],
   introductionSignalBytes: [1024, 16 * 1024 * 1024],
   maxIntroductions: [1, 100_000],
+  newHolderBurst: [0, 1_000_000],
+  newHoldersPerSecond: [0, 1_000_000],
+  turnCredentialSeconds: [60, 30 * 86400],
   reportThreshold: [1, 1000],
   reportWindowMs: [1000, 7 * 86_400_000],
   quarantineMs: [1000, 30 * 86_400_000],
@@ -207,6 +222,15 @@ export function resolveConfig (options = {}) {
   if (config.tokenSecrets !== null) {
     if (!Array.isArray(config.tokenSecrets) || config.tokenSecrets.length === 0) throw new TypeError('option "tokenSecrets" must be a non-empty list of secrets')
     for (const secret of config.tokenSecrets) checkSecret(secret)
+  }
+  if (config.iceTransportPolicy !== 'all' && config.iceTransportPolicy !== 'relay') throw new TypeError('option "iceTransportPolicy" must be all or relay')
+  if ((config.turnUrls === null) !== (config.turnSecret === null)) throw new TypeError('options "turnUrls" and "turnSecret" go together: give both or neither')
+  if (config.turnUrls !== null && !(Array.isArray(config.turnUrls) && config.turnUrls.length > 0 && config.turnUrls.every((u) => /^turns?:[^\s]+$/.test(u)))) {
+    throw new TypeError('option "turnUrls" must be a non-empty list of turn: or turns: URLs')
+  }
+  if (config.turnSecret !== null && !(typeof config.turnSecret === 'string' && config.turnSecret.length >= 16)) throw new TypeError('option "turnSecret" must be a string of at least 16 characters')
+  if (config.iceTransportPolicy === 'relay' && config.turnUrls === null && !(config.iceServers ?? []).some((s) => [s.urls].flat().some((u) => /^turns?:/.test(u)))) {
+    throw new TypeError('option "iceTransportPolicy" relay needs a TURN server: "turnUrls" and "turnSecret", or a turn: URL in "iceServers"')
   }
   if (config.shardId !== null && !/^[\w.-]{1,48}$/.test(config.shardId)) throw new TypeError('option "shardId" must be 1-48 of [A-Za-z0-9_.-]')
   return Object.freeze(config)

@@ -117,7 +117,7 @@ export function validateMessage (message, limits) {
   const m = /** @type {Fields} */ (message)
   if (typeof m.type !== 'string') throw new MayghError(ERRORS.MGH_ERR_BAD_MESSAGE)
   if (m.ref !== undefined && refOf(m) === undefined) throw badField('ref', 'a non-negative integer')
-  if (m.v !== undefined && !PROTOCOL_VERSIONS.includes(/** @type {any} */ (m.v))) throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `got ${describe(m.v)}, this coordinator speaks ${PROTOCOL_VERSIONS.join(' and ')} (newest ${PROTOCOL_VERSION})`)
+  if (m.v !== undefined && !PROTOCOL_VERSIONS.includes(/** @type {any} */ (m.v))) throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `got ${describe(m.v)}, this coordinator speaks ${PROTOCOL_VERSIONS.join(', ')} (newest ${PROTOCOL_VERSION})`)
   const validate = Object.hasOwn(VALIDATORS, m.type) ? VALIDATORS[/** @type {keyof typeof VALIDATORS} */ (m.type)] : undefined
   if (validate === undefined) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_TYPE, JSON.stringify(m.type.slice(0, 64)))
   validate(m, limits)

@@ -113,6 +113,7 @@ export class Metrics {
     this.withdrawals = new Counter({ name: 'maygh_withdrawals_total', help: 'peers that stopped serving mid-session (upload budget spent, opted out, Save-Data): update {serving: false}', registers })
     this.heldChecks = new Counter({ name: 'maygh_held_checks_total', help: 'GET /held answered: a service worker asking which assets any visitor holds before its page has joined', registers })
     this.dropped = new Counter({ name: 'maygh_dropped_frames_total', help: 'frames the rate limiter dropped without a reply', registers })
+    this.withheld = new Counter({ name: 'maygh_withheld_holders_total', help: 'holders a lookup did not name because the asker had spent its allowance of holders it did not know (newHolderBurst)', registers })
     this.relay = histogramsFor(histogram('maygh_relay_seconds', 'time to hand a connect to the target socket (local) or to the bus (bus)', 'path'), 'path', RELAY_PATHS)
     this.store = histogramsFor(histogram('maygh_store_seconds', 'store call latency, by operation', 'op'), 'op', STORE_OPS)
 

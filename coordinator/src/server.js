@@ -20,6 +20,7 @@ import { Quarantine } from './quarantine.js'
 import { Networks } from './networks.js'
 import { Heartbeat } from './heartbeat.js'
 import { Presence } from './presence.js'
+import { Ice } from './ice.js'
 import { Metrics } from './metrics.js'
 import { UsageTally } from './usage.js'
 import { USAGE_MINUTE_MS, noUsage } from './store/store.js'
@@ -155,7 +156,7 @@ export class Coordinator extends EventEmitter {
     const { config } = this
     this.stun = config.stunPort === -1 ? null : await startStunServer({ port: config.stunPort, host: config.host })
     this.stunUrl = this.stun?.url ?? ''
-    this.iceServers = config.iceServers ?? [{ urls: this.stunUrl }]
+    this.ice = new Ice(config, this.stunUrl)
     this.quarantine = new Quarantine({
       store: this.store,
       config,
@@ -177,7 +178,7 @@ export class Coordinator extends EventEmitter {
       config,
       shard: this.shard,
       sessions: this.sessions,
-      iceServers: this.iceServers,
+      ice: this.ice,
       relay: this.relay,
       counters: this.counters,
       metrics: this.metrics,

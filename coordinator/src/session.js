@@ -15,14 +15,14 @@ const monotonicNow = () => performance.now()
 export class Session {
   /**
    * @param {import('ws').WebSocket} ws
-   * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, maxSendBufferBytes: number } & ConstructorParameters<typeof Introductions>[0]} limits
+   * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, maxSendBufferBytes: number, newHolderBurst?: number, newHoldersPerSecond?: number } & ConstructorParameters<typeof Introductions>[0]} limits
    * @param {{ id?: number, now?: () => number, onSlowReader?: (session: Session) => void }} [deps]
    *   `id`: the connection's serial number (for logs); `now`: milliseconds on a monotonic clock
    *   (a test passes one it advances, to refill the bucket without waiting);
    *   `onSlowReader`: called instead of sending when the socket has more unread than the limit
    */
   constructor (ws, limits, { id = 0, now = monotonicNow, onSlowReader = () => {} } = {}) {
-    const { rateLimitPerSecond, rateLimitBurst, maxSendBufferBytes } = limits
+    const { rateLimitPerSecond, rateLimitBurst, maxSendBufferBytes, newHolderBurst = 0, newHoldersPerSecond = 0 } = limits
     this.ws = ws
     this.limits = limits
     this.id = id
@@ -73,6 +73,11 @@ export class Session {
     /** frames dropped by the rate limit in the current episode (drops less than a second apart) */
     this.dropped = 0
     this.lastDropAt = -Infinity
+    /** holders it may still be handed that it did not know (newHolderBurst, refilled at newHoldersPerSecond; no bound at 0) */
+    this.holderBurst = newHolderBurst
+    this.holderRate = newHoldersPerSecond
+    this.holders = newHolderBurst
+    this.holdersAt = this.refilledAt
   }
 
   /**
@@ -115,6 +120,23 @@ export class Session {
   }
 
   /**
+   * Take one from the allowance of holders this peer may be handed that it
+   * did not know: what keeps one client from harvesting the ids (and, by
+   * signalling them, the addresses) of a site's visitors cheaply. Past it, its
+   * lookups name only the holders it knows.
+   * @returns {boolean} false, and nothing taken, when it is spent
+   */
+  newHolder () {
+    if (this.holderBurst === 0) return true
+    const now = this.now()
+    this.holders = Math.min(this.holderBurst, tokensAt({ tokens: this.holders, refilledAt: this.holdersAt }, now, this.holderRate))
+    this.holdersAt = now
+    if (this.holders < 1) return false
+    this.holders--
+    return true
+  }
+
+  /**
    * Run `task` after every earlier ordered task of this session; later tasks wait for it.
    * @param {() => Promise<void>} task must not reject
    */
@@ -135,14 +157,14 @@ export class Session {
     else this.queue.then(task)
   }
 
-  /** @returns {import('./client-limits.js').LimitState} what its rate limit has now (kept when it closes: client-limits.js) */
+  /** @returns {import('./client-limits.js').LimitState} what its rate limit and new-holder allowance have now (kept when it closes: client-limits.js) */
   limitState () {
-    return { tokens: this.tokens, refilledAt: this.refilledAt, dropped: this.dropped, lastDropAt: this.lastDropAt }
+    return { tokens: this.tokens, refilledAt: this.refilledAt, dropped: this.dropped, lastDropAt: this.lastDropAt, holders: this.holders, holdersAt: this.holdersAt }
   }
 
   /** @param {import('./client-limits.js').LimitState} state carry on from what an earlier socket of this client had */
-  carry ({ tokens, refilledAt, dropped, lastDropAt }) {
-    Object.assign(this, { tokens: Math.min(tokens, this.burst), refilledAt, dropped, lastDropAt })
+  carry ({ tokens, refilledAt, dropped, lastDropAt, holders, holdersAt }) {
+    Object.assign(this, { tokens: Math.min(tokens, this.burst), refilledAt, dropped, lastDropAt, holders: Math.min(holders, this.holderBurst), holdersAt })
   }
 
   /**

@@ -231,13 +231,15 @@ export function originImageBytes (originStats, prefix = '/img/') {
  * @param {Awaited<ReturnType<typeof startStack>>} stack
  * @param {'chromium' | 'firefox'} kindA
  * @param {'chromium' | 'firefox'} kindB
+ * @param {{ init?: (page: import('playwright-core').Page) => Promise<void>, check?: (a: Visitor, b: Visitor) => Promise<void> }} [options]
+ *   `init`: runs on each visitor's page before it loads; `check`: more assertions, before the visitors close
  * @returns {Promise<void>}
  */
-export async function assertPeerShare (stack, kindA, kindB) {
+export async function assertPeerShare (stack, kindA, kindB, { init, check } = {}) {
   /** @type {Visitor[]} */
   const visitors = []
   try {
-    const a = await openVisitor(kindA, stack.shop)
+    const a = await openVisitor(kindA, stack.shop, { init })
     visitors.push(a)
     const imgsA = await images(a.page)
     assert.ok(imgsA.length >= 30, `shop shows ${imgsA.length} images`)
@@ -249,7 +251,7 @@ export async function assertPeerShare (stack, kindA, kindB) {
     assert.ok(sa.held >= imgsA.length, `the coordinator acknowledged A's images (held ${sa.held})`)
 
     const before = await stack.originStats()
-    const b = await openVisitor(kindB, stack.shop)
+    const b = await openVisitor(kindB, stack.shop, { init })
     visitors.push(b)
     const imgsB = await images(b.page)
     for (const img of imgsB) assert.ok(img.width > 0, `B: ${img.url} rendered`)
@@ -262,6 +264,7 @@ export async function assertPeerShare (stack, kindA, kindB) {
     const fetched = originImageBytes(after).requests - originImageBytes(before).requests
     assert.ok(fetched <= 0.1 * imgsA.length, `B fetched ${fetched} images from the origin`)
     assert.equal((await a.stats()).served.bytes, sb.peer.bytes, 'what A served is what B received')
+    await check?.(a, b)
   } finally {
     for (const v of visitors) await v.close()
   }

@@ -27,12 +27,13 @@ export async function connect (message, session, context) {
  * `lookup` carries (protocol 3).
  * @param {string} from
  * @param {string} to
- * @param {object} signal
+ * @param {Record<string, any>} original as the sender sent it (in privacy mode, held to relay candidates before it goes on)
  * @param {import('../session.js').Session} session
  * @param {import('./index.js').HandlerContext} context
- * @returns {Promise<void>} rejects with MGH_ERR_NOT_INTRODUCED, MGH_ERR_SIGNAL_BUDGET or MGH_ERR_UNKNOWN_PEER
+ * @returns {Promise<void>} rejects with MGH_ERR_RELAY_ONLY, MGH_ERR_NOT_INTRODUCED, MGH_ERR_SIGNAL_BUDGET or MGH_ERR_UNKNOWN_PEER
  */
-export async function relaySignal (from, to, signal, session, { store, relay, metrics, shard: here }) {
+export async function relaySignal (from, to, original, session, { store, relay, metrics, ice, shard: here }) {
+  const signal = ice.pass(original)
   session.introduced().spend(to, JSON.stringify(signal).length, session.now())
   const shard = shardOfPeer(to)
   const started = performance.now()

@@ -8,7 +8,7 @@
  * @property {Readonly<import('../config.js').Config>} config
  * @property {string} shard this coordinator's shard id
  * @property {Map<string, import('../session.js').Session>} sessions joined peers on this shard
- * @property {object[]} iceServers what `welcome` hands out
+ * @property {import('../ice.js').Ice} ice what `welcome` says of ICE, and what signals may carry (privacy mode)
  * @property {import('../relay.js').Relay} relay
  * @property {Record<string, number>} counters
  * @property {import('../metrics.js').Metrics} metrics

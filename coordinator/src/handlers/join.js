@@ -5,14 +5,18 @@
  * `welcome` carries a fresh one to join with next time.
  */
 import { randomBytes } from 'node:crypto'
-import { ERRORS, MayghError } from '../../../protocol/index.js'
+import { ERRORS, MayghError, RELAY_PROTOCOL_VERSION } from '../../../protocol/index.js'
 import { signJoinToken, verifyJoinToken } from '../join-token.js'
 import { subjectOf } from '../quarantine.js'
 
 /** @type {import('./index.js').Handler} */
-export async function join (message, session, { store, config, shard, sessions, iceServers, coordinator, orphan, metrics, networks, limits }) {
+export async function join (message, session, { store, config, shard, sessions, ice, coordinator, orphan, metrics, networks, limits }) {
   if (session.peerId !== null) throw new MayghError(ERRORS.MGH_ERR_ALREADY_JOINED)
   if (coordinator.draining) throw new MayghError(ERRORS.MGH_ERR_DRAINING)
+  // In privacy mode a client must understand the welcome's iceTransportPolicy, or it would connect directly.
+  if (ice.relayOnly && Number(message.v ?? 1) < RELAY_PROTOCOL_VERSION) {
+    throw new MayghError(ERRORS.MGH_ERR_BAD_VERSION, `this coordinator connects peers through its TURN relay only: protocol ${RELAY_PROTOCOL_VERSION} or later`)
+  }
   // With secrets configured, only a page its site gave a token may join (join-token.js).
   if (config.tokenSecrets !== null) {
     session.visitor = verifyJoinToken(message.token, config.tokenSecrets, { origin: session.origin }).visitor
@@ -50,7 +54,7 @@ export async function join (message, session, { store, config, shard, sessions, 
   return {
     type: 'welcome',
     id,
-    iceServers,
+    ...ice.welcome(id),
     holding: have.length,
     alternates: coordinator.alternates(),
     ...(config.tokenSecrets === null ? {} : { token: signJoinToken({ origin: session.origin, visitor: session.visitor, ttlSeconds: config.tokenRenewSeconds }, config.tokenSecrets[0]) }),

@@ -88,14 +88,17 @@ async function holdersOf (hash, asker, connected, session, { store, config, coun
     const key = rankKey(connected.has(id), lastChosen)
     if (ranking.wants(id, key)) ranking.insert(id, key)
   }
-  const peers = ranking.ids.slice(0, ranking.size)
-  // The asker may now signal these holders (and they it, once it has).
   const introductions = session.introduced()
+  // A holder it does not know takes one from its allowance (Session.newHolder); past it, only the holders it knows are named.
+  const ranked = ranking.ids.slice(0, ranking.size)
+  const peers = ranked.filter((peer) => introductions.peers.has(peer) || session.newHolder())
+  if (peers.length < ranked.length) metrics.withheld.inc(ranked.length - peers.length)
+  // The asker may now signal these holders (and they it, once it has).
   const now = session.now()
   for (const peer of peers) introductions.add(peer, now, true)
   // Not awaited: commands on one store connection run in order, so the next
   // lookup already sees this choice; the reply need not wait for it.
-  if (peers.length > 0) store.markChosen(key, ranking.marked(), clock()).catch((err) => warn(err, 'markChosen failed'))
+  if (peers.length > 0 && peers[0] === ranking.marked()) store.markChosen(key, peers[0], clock()).catch((err) => warn(err, 'markChosen failed'))
   counters.lookups++
   if (peers.length > 0) counters.lookupHits++
   metrics.countLookup(peers.length > 0)
