@@ -9,7 +9,9 @@
  * its own work costs. Not a coordinator: it must never serve real clients.
  *
  *   join    → welcome { id, ref }           (an id shaped as the coordinator's)
- *   lookup  → holders { hash, peers, ref }  (one random other joined peer, or none)
+ *   lookup  → holders { hash, peers, ref }  (one random other joined peer, or none); with
+ *             `offers`, the first goes to that peer as connect { from, signal, introduced } and
+ *             the reply says so (offered { peer: cid })
  *   connect → connect { from, signal } to the target, relayed { to, ref } to the sender
  *   update  → updated { holding, ref }      (the count the sender holds)
  *
@@ -88,6 +90,13 @@ function handle (peer, message) {
       const found = otherPeer(/** @type {string} */ (peer.id))
       counts.lookups++
       if (found.length > 0) counts.lookupHits++
+      const offer = message.offers?.[0]
+      if (offer !== undefined && found.length > 0) {
+        /** @type {Peer} */ (peers.get(found[0])).ws.send(JSON.stringify({ type: 'connect', from: peer.id, signal: offer, introduced: true }))
+        counts.relayed++
+        ws.send(JSON.stringify({ type: 'holders', hash: message.hash, peers: found, offered: { [found[0]]: offer.cid }, ref }))
+        return
+      }
       ws.send(JSON.stringify({ type: 'holders', hash: message.hash, peers: found, ref }))
       return
     }

@@ -145,6 +145,9 @@ export class LoadClient {
 
 /** @extends {LoadClient<Reply>} */
 export class BenchClient extends LoadClient {
+  /** whether a transaction's lookup carries its offer (protocol 3) rather than a `connect` following it */
+  static offerInLookup = true
+
   /** @param {string} text */
   receive (text) {
     /** @type {Reply} */
@@ -197,7 +200,8 @@ export class BenchClient extends LoadClient {
 
   /**
    * One transaction: look `add` up, relay a signal to its first holder if
-   * there is one, then hold `add` instead of the asset at `index` in
+   * there is one (inside the lookup, or with a `connect` after it: see
+   * {@link offerInLookup}), then hold `add` instead of the asset at `index` in
    * {@link held}.
    *
    * @param {string} add an asset not held
@@ -205,6 +209,13 @@ export class BenchClient extends LoadClient {
    * @returns {Promise<boolean>} whether a holder was found (and the signal relayed to it)
    */
   async transaction (add, index) {
+    if (BenchClient.offerInLookup) {
+      const { peers, offered } = await this.request({ type: 'lookup', hash: add, offers: [SIGNAL] }, 'holders')
+      // A holder named but not handed the offer had left: no success, as a refused connect is none.
+      if (peers.length > 0 && Object.keys(offered ?? {}).length === 0) throw new ReplyError('MGH_ERR_UNKNOWN_PEER', peers[0])
+      await this.swap(add, index)
+      return peers.length > 0
+    }
     const { peers } = await this.request({ type: 'lookup', hash: add }, 'holders')
     if (peers.length > 0) await this.request({ type: 'connect', to: peers[0], signal: SIGNAL }, 'relayed')
     await this.swap(add, index)

@@ -10,7 +10,7 @@ export const USAGE = `Usage: npm run bench:coordinator -- [options]
        node bench/coordinator-load.js [options]
 
 Starts coordinator processes (and Redis for the Redis stores) on loopback, joins
-clients, runs lookup → connect → update transactions for a fixed time, then
+clients, runs lookup (with an offer) → update transactions for a fixed time, then
 measures the coordinators' memory per idle client. Prints one JSON line.
 
   --server S      coordinator | bare | bittorrent-tracker (default coordinator). bare runs
@@ -43,6 +43,10 @@ measures the coordinators' memory per idle client. Prints one JSON line.
                   messages/s each client may send (burst 2N); default lifted (1000000), as each
                   bench client stands for many peers. With --flood, give the production
                   default (200) to test the defence a flood meets in production
+  --signal S      offer (default): the lookup carries the client's offer (protocol 3, what the
+                  browser client does; the coordinator hands it to the holder it names: 2 frames in,
+                  3 out); connect: a lookup, then a connect with the offer to the first holder
+                  (3 in, 4 out). The tracker always announces with its offer
   --idle I        idle clients joined afterwards to measure memory per client (default 10000; 0 skips)
   --cpu-prof DIR  run the coordinators under node --cpu-prof, writing profiles to DIR
   --help          this text
@@ -63,6 +67,7 @@ const defaults = {
   floodRounds: 3,
   floodReconnect: false,
   peerRateLimit: 1_000_000,
+  signal: /** @type {'offer' | 'connect'} */ ('offer'),
   idle: 10000,
   cpuProf: /** @type {string | null} */ (null)
 }
@@ -102,6 +107,7 @@ export function parseOptions (argv) {
         'flood-rounds': { type: 'string' },
         'flood-reconnect': { type: 'boolean' },
         'peer-rate-limit': { type: 'string' },
+        signal: { type: 'string' },
         idle: { type: 'string' },
         'cpu-prof': { type: 'string' },
         help: { type: 'boolean' }
@@ -113,6 +119,8 @@ export function parseOptions (argv) {
   if (values.help) return null
   const store = values.store ?? DEFAULTS.store
   if (!STORES.includes(store)) throw new UsageError(`--store must be one of ${STORES.join(', ')}, got "${store}"`)
+  const signal = values.signal ?? DEFAULTS.signal
+  if (signal !== 'offer' && signal !== 'connect') throw new UsageError(`--signal must be offer or connect, got "${signal}"`)
   const server = values.server ?? DEFAULTS.server
   if (!SERVERS.includes(server)) throw new UsageError(`--server must be one of ${SERVERS.join(', ')}, got "${server}"`)
   const options = {
@@ -130,6 +138,7 @@ export function parseOptions (argv) {
     floodRounds: integer(values['flood-rounds'], 'flood-rounds', DEFAULTS.floodRounds, 1, 100),
     floodReconnect: values['flood-reconnect'] ?? DEFAULTS.floodReconnect,
     peerRateLimit: integer(values['peer-rate-limit'], 'peer-rate-limit', DEFAULTS.peerRateLimit, 1, 1_000_000),
+    signal: /** @type {Options['signal']} */ (signal),
     idle: integer(values.idle, 'idle', DEFAULTS.idle, 0, 1_000_000),
     cpuProf: values['cpu-prof'] ?? DEFAULTS.cpuProf
   }

@@ -91,6 +91,7 @@ export function report (options, traffic, idle) {
     ...(options.rate === null ? {} : { rate: options.rate, behind: sum(windows.map((s) => s.behind)) }),
     ...(traffic.floods.length === 0 ? {} : floodFigures(traffic.floods, traffic.baseline, p99)),
     peerRateLimit: options.peerRateLimit,
+    signal: options.server === 'bittorrent-tracker' ? 'announce' : options.signal,
     transactions: completed,
     tps: Math.round(completed / wallS),
     tpsPerCoreS: serverCpuS > 0 ? Math.round(completed / serverCpuS) : null,

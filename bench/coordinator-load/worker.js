@@ -16,7 +16,8 @@ const OPEN_CONCURRENCY = 100
 /** How long transactions still in flight after the end may take before they count as errors. */
 const GRACE_MS = 10_000
 
-const { assets, server } = /** @type {{ assets: number, server: import('./options.js').Options['server'] }} */ (workerData)
+const { assets, server, signal } = /** @type {{ assets: number, server: import('./options.js').Options['server'], signal: import('./options.js').Options['signal'] }} */ (workerData)
+BenchClient.offerInLookup = signal === 'offer'
 const pool = assetPool(assets)
 /** @typedef {import('./bench-client.js').LoadClient<unknown>} LoadClient */
 /**

@@ -47,14 +47,15 @@ test('a one-second run on the memory store prints one JSON line with every figur
   assert.equal(result.signalsReceived, result.connects, 'every relayed connect reached its target')
 })
 
-for (const server of ['bare', 'bittorrent-tracker']) {
-  test(`--server ${server} runs the same transactions with no errors, every relayed offer delivered`, async () => {
-    const { code, stdout, stderr } = await runBench(['--server', server, '--seconds', '1', '--warmup', '0.2', '--clients', '50', '--assets', '100', '--idle', '100', '--store', 'memory'])
+for (const [server, signal] of [['bare', 'offer'], ['bare', 'connect'], ['coordinator', 'connect'], ['bittorrent-tracker', 'offer']]) {
+  test(`--server ${server} --signal ${signal} runs the same transactions with no errors, every relayed offer delivered`, async () => {
+    const { code, stdout, stderr } = await runBench(['--server', server, '--signal', signal, '--seconds', '1', '--warmup', '0.2', '--clients', '50', '--assets', '100', '--idle', '100', '--store', 'memory'])
     assert.equal(code, 0, stderr)
     const lines = stdout.trim().split('\n')
     assert.equal(lines.length, 1, stdout)
     const result = JSON.parse(lines[0])
     assert.equal(result.server, server)
+    assert.equal(result.signal, server === 'bittorrent-tracker' ? 'announce' : signal)
     for (const field of NUMBERS) assert.ok(Number.isFinite(result[field]), `${field} in ${lines[0]}`)
     assert.ok(result.transactions > 0, lines[0])
     // (bytesPerClient is finite, above; 100 idle clients are too few for its sign to mean anything)
@@ -89,6 +90,7 @@ test('bench:compare runs the coordinator, the tracker and the bare server in tur
   assert.deepEqual(Object.keys(result.servers), ['coordinator/memory', 'bittorrent-tracker', 'bare ws'])
   for (const figures of Object.values(result.servers)) {
     for (const figure of ['tpsPerCoreS', 'p50Ms', 'p99Ms']) assert.ok(figures[figure].min > 0, `${figure} in ${stdout}`)
+    assert.ok(figures.transactions > 0 && figures.errors === 0, `transactions and errors in ${stdout}`)
     // 200 idle clients are too few for the sign of a memory figure to mean anything: it is there
     assert.ok(Number.isFinite(figures.bytesPerClient.min), `bytesPerClient in ${stdout}`)
   }
@@ -105,7 +107,7 @@ test('bench:compare runs the coordinator, the tracker and the bare server in tur
 test('bad flags exit 2 with a message; memory cannot be shared by two processes, the other servers need both, the tracker takes no flood', async () => {
   for (const args of [['--processes', '2', '--store', 'memory'], ['--store', 'disk'], ['--seconds', 'x'], ['--bogus'],
     ['--server', 'nginx'], ['--server', 'bare', '--store', 'redis'], ['--server', 'bare', '--processes', '2', '--store', 'redis'],
-    ['--server', 'bittorrent-tracker', '--store', 'cluster'], ['--server', 'bittorrent-tracker', '--flood']]) {
+    ['--server', 'bittorrent-tracker', '--store', 'cluster'], ['--server', 'bittorrent-tracker', '--flood'], ['--signal', 'carrier-pigeon']]) {
     const { code, stdout, stderr } = await runBench(args)
     assert.equal(code, 2, `${args.join(' ')}: ${stderr}`)
     assert.equal(stdout, '')
