@@ -26,7 +26,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseOptions, UsageError, USAGE } from './coordinator-load/options.js'
-import { startCoordinatorProcess, startStore } from './coordinator-load/services.js'
+import { redisCounts, startCoordinatorProcess, startStore } from './coordinator-load/services.js'
 import { WorkerPool } from './coordinator-load/worker-pool.js'
 import { report } from './coordinator-load/report.js'
 import { clockTicksPerSecond, cpuTicks, machineTicks, openFilesLimit, residentBytes } from './coordinator-load/procfs.js'
@@ -167,7 +167,7 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
     await Promise.all(shares.map((count, w) => pool.call(w, 'run', { seconds: options.warmup, rate: pace(count), resetCounts: false })))
   }
   const coordinatorPids = coordinators.map((c) => c.pid)
-  const before = { coordinators: cpuSeconds(coordinatorPids), redis: sum(cpuSeconds(store.pids)), loadGen: process.cpuUsage(), machine: machineTicks() }
+  const before = { coordinators: cpuSeconds(coordinatorPids), redis: sum(cpuSeconds(store.pids)), redisCounts: await redisCounts(store.ports), loadGen: process.cpuUsage(), machine: machineTicks() }
   const started = performance.now()
   let first = true
   /**
@@ -199,6 +199,8 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
   const serverCpuEach = cpuSeconds(coordinatorPids).map((s, i) => s - before.coordinators[i])
   const redisCpuS = sum(cpuSeconds(store.pids)) - before.redis
   const machine = machineTicks()
+  const counted = await redisCounts(store.ports)
+  const redisWork = { commands: counted.commands - before.redisCounts.commands, bytesIn: counted.bytesIn - before.redisCounts.bytesIn, bytesOut: counted.bytesOut - before.redisCounts.bytesOut }
   assertRunning(coordinators, 'phase 2')
   await sleep(SETTLE_MS) // relays acknowledged through another shard's bus may still be on their way
   const signals = sum(await Promise.all(shares.map((_, w) => pool.call(w, 'closeLoad'))))
@@ -206,7 +208,7 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
   // What else ran on the machine, or on the host under it, meanwhile: on a shared host the figures get noisy.
   const otherCpuS = Math.max(0, (machine.processes - before.machine.processes) / TICKS_PER_SECOND - sum(serverCpuEach) - redisCpuS - loadGenCpuS)
   const stealCpuS = (machine.steal - before.machine.steal) / TICKS_PER_SECOND
-  return { summaries, baseline, wallS, serverCpuEach, redisCpuS, loadGenCpuS, otherCpuS, stealCpuS, signals, floods }
+  return { summaries, baseline, wallS, serverCpuEach, redisCpuS, redisWork, loadGenCpuS, otherCpuS, stealCpuS, signals, floods }
 }
 
 /**

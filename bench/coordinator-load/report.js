@@ -11,6 +11,8 @@ import { mergedQuantiles } from './latency.js'
  * @property {number} wallS how long the phase took, tail included
  * @property {number[]} serverCpuEach CPU seconds of each coordinator process
  * @property {number} redisCpuS CPU seconds of all the Redis servers
+ * @property {{ commands: number, bytesIn: number, bytesOut: number }} redisWork what the Redis servers did meanwhile
+ *   (commands, and bytes on their client connections), the shards' beats included
  * @property {number} loadGenCpuS CPU seconds of the bench process, workers included
  * @property {number} otherCpuS CPU seconds of every other process on the machine
  * @property {number} stealCpuS CPU seconds the hypervisor took from this machine
@@ -71,7 +73,7 @@ function floodFigures (floods, baseline, p99) {
  * @returns {object}
  */
 export function report (options, traffic, idle) {
-  const { summaries, baseline, wallS, serverCpuEach, redisCpuS } = traffic
+  const { summaries, baseline, wallS, serverCpuEach, redisCpuS, redisWork } = traffic
   // Counts and rates over every measured window; latency over the flooded ones alone with --flood.
   const windows = [...summaries, ...baseline]
   const completed = sum(windows.map((s) => s.completed))
@@ -109,6 +111,16 @@ export function report (options, traffic, idle) {
     serverCpuS: round(serverCpuS, 2),
     serverCpuSEach: serverCpuEach.map((s) => round(s, 2)),
     redisCpuS: round(redisCpuS, 2),
+    // Per transaction measured (the shards' beats, a few commands a second, included): what sizes Redis for a load.
+    ...(options.store === 'memory' || completed === 0
+      ? {}
+      : {
+          // Commands run inside the Lua scripts count, as Redis counts them: its work, not round trips.
+          redisCommandsPerTx: round(redisWork.commands / completed, 2),
+          redisBytesInPerTx: Math.round(redisWork.bytesIn / completed),
+          redisBytesOutPerTx: Math.round(redisWork.bytesOut / completed),
+          redisCpuUsPerTx: round(redisCpuS / completed * 1e6, 1)
+        }),
     loadGenCpuS: round(traffic.loadGenCpuS, 2),
     otherCpuS: round(traffic.otherCpuS, 2),
     stealCpuS: round(traffic.stealCpuS, 2)

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { freePort, startRedisServer } from '../../test/support/redis-server.js'
 import { startRedisCluster } from '../../test/support/redis-cluster.js'
+import { Redis } from 'ioredis'
 import { childPids } from './procfs.js'
 
 const BIN = fileURLToPath(new URL('../../coordinator/bin/maygh-coordinator.js', import.meta.url))
@@ -121,19 +122,48 @@ async function becomesHealthy (healthUrl, hasExited) {
  * @typedef {object} StoreService
  * @property {string | null} url REDIS_URL for the coordinators; null for the in-process store
  * @property {number[]} pids the Redis servers' pids
+ * @property {number[]} ports the Redis servers' ports (loopback), for their own counts ({@link redisCounts})
  * @property {() => Promise<void>} close
  */
+
+/**
+ * What the Redis servers have done so far, summed over them (INFO stats): commands
+ * processed and bytes read and written on their client connections (replication
+ * and cluster-bus traffic not counted).
+ * @param {number[]} ports
+ * @returns {Promise<{ commands: number, bytesIn: number, bytesOut: number }>}
+ */
+export async function redisCounts (ports) {
+  const infos = await Promise.all(ports.map(async (port) => {
+    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true })
+    try {
+      await client.connect()
+      return await client.info('stats')
+    } finally {
+      client.disconnect()
+    }
+  }))
+  const field = (/** @type {string} */ info, /** @type {string} */ name) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0)
+  return {
+    commands: sum(infos.map((i) => field(i, 'total_commands_processed'))),
+    bytesIn: sum(infos.map((i) => field(i, 'total_net_input_bytes'))),
+    bytesOut: sum(infos.map((i) => field(i, 'total_net_output_bytes')))
+  }
+}
+
+/** @param {number[]} values */
+const sum = (values) => values.reduce((a, b) => a + b, 0)
 
 /**
  * @param {'memory' | 'redis' | 'cluster'} kind
  * @returns {Promise<StoreService>}
  */
 export async function startStore (kind) {
-  if (kind === 'memory') return { url: null, pids: [], close: async () => {} }
+  if (kind === 'memory') return { url: null, pids: [], ports: [], close: async () => {} }
   if (kind === 'redis') {
     const redis = await startRedisServer()
     const pid = /** @type {number} */ (redis.process.pid)
-    return { url: redis.url, pids: [pid], close: redis.close }
+    return { url: redis.url, pids: [pid], ports: [redis.port], close: redis.close }
   }
   const cluster = await startRedisCluster()
   // The cluster helper does not hand out pids; its servers are this process's only redis-server children.
@@ -142,5 +172,5 @@ export async function startStore (kind) {
     await cluster.close()
     throw new Error(`found ${pids.length} redis-server children, expected the cluster's ${cluster.nodes.length}`)
   }
-  return { url: cluster.url, pids, close: cluster.close }
+  return { url: cluster.url, pids, ports: cluster.nodes.map((n) => n.port), close: cluster.close }
 }

@@ -122,3 +122,13 @@ test('bad flags exit 2 with a message; memory cannot be shared by two processes,
   }
   assert.match((await runBench(['--server', 'bittorrent-tracker', '--flood'])).stderr, /--flood sends the coordinator's lookups, which bittorrent-tracker does not speak/)
 })
+
+test('on Redis, the run says what Redis did per transaction: commands, bytes each way, CPU', async () => {
+  const { code, stdout, stderr } = await runBench(['--store', 'redis', '--seconds', '1', '--warmup', '0.2', '--clients', '50', '--assets', '100', '--idle', '0'])
+  assert.equal(code, 0, stderr)
+  const result = JSON.parse(stdout)
+  assert.equal(result.errors, 0, stdout)
+  // A lookup (HRANDFIELD), its mark (a script: HEXISTS, HSET) and the swap (a script: SREM, HDEL, SADD, HSETNX), at least.
+  assert.ok(result.redisCommandsPerTx >= 3, stdout)
+  for (const field of ['redisBytesInPerTx', 'redisBytesOutPerTx', 'redisCpuUsPerTx']) assert.ok(Number.isFinite(result[field]) && result[field] > 0, `${field} in ${stdout}`)
+})
