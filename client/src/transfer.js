@@ -29,6 +29,8 @@ import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 export const CHUNK_BYTES = 16384
 export const HIGH_WATER = 1 << 20
 export const LOW_WATER = 256 << 10
+/** How often a sender waiting for the buffer to drain looks at it, in case no `bufferedamountlow` comes. */
+const DRAIN_POLL_MS = 20
 /** our requests fail once their peer has sent nothing for this long (ms), unless TransferOptions.stallMs says otherwise */
 const STALL_MS = 4000
 /** requests from one peer queued at most; more closes the channel */
@@ -227,14 +229,21 @@ export class Transfer {
     }
   }
 
-  /** Resolves once `bufferedAmount` falls to the low-water mark, or the channel closes. */
+  /**
+   * Resolves once `bufferedAmount` falls to the low-water mark, or the channel
+   * closes. The buffer is also looked at every DRAIN_POLL_MS: node-webrtc
+   * (`@roamhq/wrtc`, the Node peers') never fires `bufferedamountlow`, so a
+   * Node peer serving more than its buffer would wait for it for ever.
+   */
   drained () {
     return new Promise((resolve) => {
       const done = () => {
+        clearInterval(poll)
         this.channel.removeEventListener('bufferedamountlow', done)
         this.channel.removeEventListener('close', done)
         resolve(undefined)
       }
+      const poll = setInterval(() => { if (this.channel.bufferedAmount <= LOW_WATER || this.closed) done() }, DRAIN_POLL_MS)
       this.channel.addEventListener('bufferedamountlow', done)
       this.channel.addEventListener('close', done)
     })

@@ -21,6 +21,8 @@ export class FakeChannel extends EventTarget {
     this.peer = null
     /** @type {((data: string | Uint8Array) => string | Uint8Array | null) | null} rewrites (or drops, with null) outgoing messages */
     this.tap = null
+    /** whether it fires `bufferedamountlow` (node-webrtc never does) */
+    this.lowEventsFire = true
   }
 
   /**
@@ -50,7 +52,7 @@ export class FakeChannel extends EventTarget {
     setImmediate(() => {
       const before = this.bufferedAmount
       this.bufferedAmount -= size
-      if (before > this.bufferedAmountLowThreshold && this.bufferedAmount <= this.bufferedAmountLowThreshold) {
+      if (this.lowEventsFire && before > this.bufferedAmountLowThreshold && this.bufferedAmount <= this.bufferedAmountLowThreshold) {
         this.lowEvents++
         this.dispatchEvent(new Event('bufferedamountlow'))
       }

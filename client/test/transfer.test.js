@@ -60,6 +60,17 @@ test('the sender pauses above HIGH_WATER buffered and resumes on bufferedamountl
   assert.ok(ca.lowEvents > 0, 'waited for the buffer to drain')
 })
 
+test('a channel that never fires bufferedamountlow (node-webrtc) does not stall the sender: it looks at the buffer itself', async () => {
+  const bytes = new Uint8Array(randomBytes(4 << 20))
+  const hash = await sriOf(bytes)
+  const { ca, receiver } = pair({ [hash]: bytes })
+  ca.lowEventsFire = false
+  const got = await receiver.request(hash)
+  assert.equal(await sriOf(got.bytes), hash)
+  assert.ok(ca.maxBuffered <= HIGH_WATER + CHUNK_BYTES, `buffered at most ${ca.maxBuffered}`)
+  assert.equal(ca.lowEvents, 0)
+})
+
 test('both peers can request over one channel at the same time', async () => {
   const [ca, cb] = channelPair()
   const x = new Uint8Array(randomBytes(50_000))
