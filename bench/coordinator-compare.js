@@ -15,8 +15,10 @@
  * server core-second, p50, p99 and bytes per idle client, and the
  * transactions and failed transactions of all its runs (by code: a stray
  * failure is counted, not fatal); then the coordinator's ratios to the
- * others. --signal is passed on (the coordinator's and the bare server's
- * lookups carry their offer by default). Progress goes to stderr.
+ * others. --signal and --workload are passed on (the coordinator's and the
+ * bare server's lookups carry their offer by default; `--workload page`
+ * compares page views of the demo shop: then transactions are page views).
+ * Progress goes to stderr.
  */
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -36,12 +38,13 @@ const { values } = parseArgs({
     idle: { type: 'string', default: '10000' },
     rate: { type: 'string' },
     signal: { type: 'string' },
+    workload: { type: 'string' },
     redis: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false }
   }
 })
 if (values.help) {
-  process.stdout.write('Usage: npm run bench:compare -- [--rounds R (3)] [--seconds S (10)] [--warmup S (2)] [--idle I (10000)] [--rate R] [--signal offer|connect] [--redis]\n')
+  process.stdout.write('Usage: npm run bench:compare -- [--rounds R (3)] [--seconds S (10)] [--warmup S (2)] [--idle I (10000)] [--rate R] [--signal offer|connect] [--workload transaction|page] [--redis]\n')
   process.exit(0)
 }
 const rounds = Number(values.rounds)
@@ -51,7 +54,7 @@ if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) {
 }
 
 // Checked by the load generator, which exits 2 on a bad one.
-const common = ['--seconds', values.seconds, '--warmup', values.warmup, '--idle', values.idle, ...(values.rate === undefined ? [] : ['--rate', values.rate]), ...(values.signal === undefined ? [] : ['--signal', values.signal])]
+const common = ['--seconds', values.seconds, '--warmup', values.warmup, '--idle', values.idle, ...(values.rate === undefined ? [] : ['--rate', values.rate]), ...(values.signal === undefined ? [] : ['--signal', values.signal]), ...(values.workload === undefined ? [] : ['--workload', values.workload])]
 /** @type {Entry[]} */
 const entries = [
   { name: 'coordinator/memory', args: ['--server', 'coordinator', '--store', 'memory'] },

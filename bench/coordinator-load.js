@@ -269,7 +269,7 @@ async function benchmark (options, cleanup) {
   const store = await startStore(options.store)
   cleanup.add(store.close)
   const coordinators = await startCoordinators(options, store, cleanup)
-  const pool = new WorkerPool(options.workers + (options.flood ? 1 : 0), { assets: options.assets, server: options.server, signal: options.signal })
+  const pool = new WorkerPool(options.workers + (options.flood ? 1 : 0), { assets: options.assets, server: options.server, signal: options.signal, workload: options.workload, pageAssets: options.pageAssets, pageOffers: options.pageOffers })
   cleanup.add(() => pool.terminate())
   const bench = { pool, coordinators, store, options }
   const shares = await joinLoadClients(bench)

@@ -87,6 +87,7 @@ function handle (peer, message) {
       ws.send(JSON.stringify({ type: 'welcome', id: peer.id, ref }))
       return
     case 'lookup': {
+      if (message.hashes !== undefined) return lookupMany(peer, message)
       const found = otherPeer(/** @type {string} */ (peer.id))
       counts.lookups++
       if (found.length > 0) counts.lookupHits++
@@ -118,6 +119,35 @@ function handle (peer, message) {
       counts.updates++
       ws.send(JSON.stringify({ type: 'updated', holding: peer.holding, ref }))
   }
+}
+
+/**
+ * A page's lookup (`hashes`, with `offers`): one random other peer per asset, and each offer
+ * handed to the next asset's peer, as the coordinator hands offers out.
+ * @param {Peer} peer
+ * @param {any} message
+ */
+function lookupMany (peer, message) {
+  /** @type {Record<string, string[]>} */
+  const found = {}
+  /** @type {Record<string, string>} */
+  const offered = {}
+  const offers = message.offers ?? []
+  let next = 0
+  for (const hash of message.hashes) {
+    const holders = found[hash] = otherPeer(/** @type {string} */ (peer.id))
+    counts.lookups++
+    if (holders.length === 0) continue
+    counts.lookupHits++
+    const offer = offers[next]
+    if (offer === undefined || offered[holders[0]] !== undefined) continue
+    next++
+    offered[holders[0]] = offer.cid
+    const target = /** @type {Peer} */ (peers.get(holders[0]))
+    target.ws.send(JSON.stringify({ type: 'connect', from: peer.id, signal: offer, introduced: true }))
+    counts.relayed++
+  }
+  peer.ws.send(JSON.stringify({ type: 'holders', found, offered, ref: message.ref }))
 }
 
 const http = createServer((req, res) => {

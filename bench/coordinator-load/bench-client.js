@@ -100,6 +100,19 @@ export class LoadClient {
     throw new Error(`${this.constructor.name} cannot fetch ${add} for the asset at ${index}`)
   }
 
+  /**
+   * One page view on this fresh socket: join holding `have`, find holders of the page's
+   * `assets` and signal up to `offers` of them, then hold the page's assets.
+   * @param {string[]} have
+   * @param {string[]} assets
+   * @param {number} offers
+   * @returns {Promise<boolean>} whether any holder was found (and sent a signal)
+   * @abstract
+   */
+  page (have, assets, offers) {
+    throw new Error(`${this.constructor.name} cannot view a page of ${assets.length} assets with ${have.length} held and ${offers} offers`)
+  }
+
   /** @param {string} code */
   countUnmatched (code) {
     this.unmatchedErrors[code] = (this.unmatchedErrors[code] ?? 0) + 1
@@ -183,6 +196,23 @@ export class BenchClient extends LoadClient {
     const welcome = await this.request({ type: 'join', have }, 'welcome')
     this.holdAll(have)
     return welcome.id
+  }
+
+  /**
+   * A page view as the browser client makes it: `join`, one `lookup` of the
+   * page's assets carrying `offers` offers (protocol 3: the coordinator hands
+   * each to one holder it names), then one `update` announcing what the page fetched.
+   * @param {string[]} have
+   * @param {string[]} assets
+   * @param {number} offers
+   */
+  async page (have, assets, offers) {
+    await this.join(have)
+    const signals = Array.from({ length: offers }, (_, i) => ({ ...SIGNAL, cid: `bench${i}` }))
+    const { found, offered } = await this.request({ type: 'lookup', hashes: assets, offers: signals }, 'holders')
+    const fetched = assets.filter((hash) => !this.heldSet.has(hash))
+    if (fetched.length > 0) await this.request({ type: 'update', add: fetched }, 'updated')
+    return Object.values(found).some((peers) => peers.length > 0) && Object.keys(offered ?? {}).length > 0
   }
 
   /**

@@ -47,6 +47,14 @@ measures the coordinators' memory per idle client. Prints one JSON line.
                   browser client does; the coordinator hands it to the holder it names: 2 frames in,
                   3 out); connect: a lookup, then a connect with the offer to the first holder
                   (3 in, 4 out). The tracker always announces with its offer
+  --workload W    transaction (default): the lookup-and-swap above, on clients joined once;
+                  page: page views of the demo shop, each on a socket of its own as a page's
+                  script opens one: join, the page's lookups and 3 offers to holders, the
+                  announcement of what it fetched, close (the coordinator: join, one lookup of
+                  every asset with the offers, one update; the tracker: an announce per asset
+                  held, one per page asset (3 with an offer), one completed per page asset).
+                  tps is then page views per second
+  --page-assets N assets on a page (default 40, at most 64)
   --idle I        idle clients joined afterwards to measure memory per client (default 10000; 0 skips)
   --cpu-prof DIR  run the coordinators under node --cpu-prof, writing profiles to DIR
   --help          this text
@@ -68,6 +76,9 @@ const defaults = {
   floodReconnect: false,
   peerRateLimit: 1_000_000,
   signal: /** @type {'offer' | 'connect'} */ ('offer'),
+  workload: /** @type {'transaction' | 'page'} */ ('transaction'),
+  pageAssets: 40,
+  pageOffers: 3,
   idle: 10000,
   cpuProf: /** @type {string | null} */ (null)
 }
@@ -108,6 +119,8 @@ export function parseOptions (argv) {
         'flood-reconnect': { type: 'boolean' },
         'peer-rate-limit': { type: 'string' },
         signal: { type: 'string' },
+        workload: { type: 'string' },
+        'page-assets': { type: 'string' },
         idle: { type: 'string' },
         'cpu-prof': { type: 'string' },
         help: { type: 'boolean' }
@@ -121,6 +134,8 @@ export function parseOptions (argv) {
   if (!STORES.includes(store)) throw new UsageError(`--store must be one of ${STORES.join(', ')}, got "${store}"`)
   const signal = values.signal ?? DEFAULTS.signal
   if (signal !== 'offer' && signal !== 'connect') throw new UsageError(`--signal must be offer or connect, got "${signal}"`)
+  const workload = values.workload ?? DEFAULTS.workload
+  if (workload !== 'transaction' && workload !== 'page') throw new UsageError(`--workload must be transaction or page, got "${workload}"`)
   const server = values.server ?? DEFAULTS.server
   if (!SERVERS.includes(server)) throw new UsageError(`--server must be one of ${SERVERS.join(', ')}, got "${server}"`)
   const options = {
@@ -139,6 +154,9 @@ export function parseOptions (argv) {
     floodReconnect: values['flood-reconnect'] ?? DEFAULTS.floodReconnect,
     peerRateLimit: integer(values['peer-rate-limit'], 'peer-rate-limit', DEFAULTS.peerRateLimit, 1, 1_000_000),
     signal: /** @type {Options['signal']} */ (signal),
+    workload: /** @type {Options['workload']} */ (workload),
+    pageAssets: integer(values['page-assets'], 'page-assets', DEFAULTS.pageAssets, 1, 64),
+    pageOffers: DEFAULTS.pageOffers,
     idle: integer(values.idle, 'idle', DEFAULTS.idle, 0, 1_000_000),
     cpuProf: values['cpu-prof'] ?? DEFAULTS.cpuProf
   }
@@ -146,6 +164,8 @@ export function parseOptions (argv) {
   if (options.server !== 'coordinator' && (options.store !== 'memory' || options.processes !== 1)) {
     throw new UsageError(`--server ${options.server} is one process with no store: use --store memory and --processes 1, got --store ${options.store} and --processes ${options.processes}`)
   }
+  if (options.workload === 'page' && (options.flood || options.signal !== 'offer')) throw new UsageError('--workload page is the browser client\'s page view: its lookup carries its offers, and it takes no --flood')
+  if (options.pageAssets + options.have > options.assets) throw new UsageError(`--page-assets (${options.pageAssets}) and --have (${options.have}) must fit in --assets (${options.assets})`)
   if (options.floodReconnect && !options.flood) throw new UsageError('--flood-reconnect is a way of flooding: add --flood')
   if (options.server === 'bittorrent-tracker' && options.flood) {
     throw new UsageError('--flood sends the coordinator\'s lookups, which bittorrent-tracker does not speak: leave it out with --server bittorrent-tracker')

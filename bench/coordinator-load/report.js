@@ -94,6 +94,8 @@ export function report (options, traffic, idle) {
     ...(traffic.floods.length === 0 ? {} : floodFigures(traffic.floods, traffic.baseline, p99)),
     peerRateLimit: options.peerRateLimit,
     signal: options.server === 'bittorrent-tracker' ? 'announce' : options.signal,
+    workload: options.workload,
+    ...(options.workload === 'page' ? { pageAssets: options.pageAssets, pageOffers: options.pageOffers } : {}),
     transactions: completed,
     tps: Math.round(completed / wallS),
     tpsPerCoreS: serverCpuS > 0 ? Math.round(completed / serverCpuS) : null,

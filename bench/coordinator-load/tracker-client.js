@@ -88,6 +88,26 @@ export class TrackerBenchClient extends LoadClient {
   }
 
   /**
+   * A page view in the tracker's protocol, one swarm per asset: `started`
+   * (left 0) in each swarm it holds, `started` in each of the page's assets'
+   * swarms (the first `offers` of them carrying one offer), then `completed`
+   * in each: what a WebTorrent client with a torrent per asset announces.
+   * @param {string[]} have
+   * @param {string[]} assets
+   * @param {number} offers
+   */
+  async page (have, assets, offers) {
+    await this.join(have)
+    let found = false
+    for (const [i, asset] of assets.entries()) {
+      const { complete = 0, incomplete = 0 } = await this.announce(asset, 'started', { left: 1, offer: i < offers })
+      if (i < offers && complete + incomplete > 1) found = true
+    }
+    for (const asset of assets) await this.announce(asset, 'completed', { left: 0 })
+    return found
+  }
+
+  /**
    * One transaction: fetch `add` (join its swarm with an offer to one peer),
    * then hold it instead of the asset at `index` in {@link held}.
    *

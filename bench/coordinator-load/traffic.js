@@ -12,6 +12,10 @@ import { LatencySample } from './latency.js'
 import { ReplyError } from './bench-client.js'
 
 /** @typedef {import('./bench-client.js').LoadClient<unknown>} LoadClient a client of the server under test, in its protocol */
+/**
+ * What the loops run transactions on: a {@link LoadClient}, or a {@link PageVisitor} (a transaction is a page view).
+ * @typedef {{ transaction: (add: string, index: number) => Promise<boolean>, held: string[], heldSet: Set<string> }} Runner
+ */
 
 /**
  * @param {number} size
@@ -38,7 +42,60 @@ function randomIndex (n) {
 }
 
 /**
- * @param {LoadClient} client
+ * A visitor that views pages (`--workload page`), each on a socket of its
+ * own as a page's script opens one: open, join, one page's lookups and
+ * signals and announcement, close. It stands where a {@link LoadClient} does
+ * in the loops: its `transaction` is one page view.
+ */
+export class PageVisitor {
+  /**
+   * @param {{ open: (url: string) => Promise<LoadClient> }} Client the server's protocol
+   * @param {string} url
+   * @param {string[]} have what it holds at first
+   * @param {{ pool: string[], assets: number, offers: number }} page assets a page has, drawn from `pool`; holders it signals
+   */
+  constructor (Client, url, have, page) {
+    this.Client = Client
+    this.url = url
+    this.held = have
+    this.heldSet = new Set(have)
+    this.page = page
+    /** signals other visitors sent it, over all its sockets */
+    this.signalsIn = 0
+    /** @type {Record<string, number>} */
+    this.unmatchedErrors = {}
+    /** @type {LoadClient | null} the socket of the page being viewed */
+    this.current = null
+  }
+
+  /** requests in flight (for the report of those left unanswered) */
+  get pending () {
+    return this.current?.pending ?? new Map()
+  }
+
+  /** @returns {Promise<boolean>} whether its page found a holder and signalled it */
+  async transaction () {
+    const client = this.current = await this.Client.open(this.url)
+    try {
+      const assets = randomAssets(this.page.pool, this.page.assets)
+      const found = await client.page(this.held, assets, this.page.offers)
+      // What it holds next time: the page's assets, and as many of its older ones as it held.
+      this.held = [...new Set([...assets, ...this.held])].slice(0, this.held.length)
+      this.heldSet = new Set(this.held)
+      return found
+    } finally {
+      await client.close()
+      this.signalsIn += client.signalsIn
+      for (const [code, n] of Object.entries(client.unmatchedErrors)) this.unmatchedErrors[code] = (this.unmatchedErrors[code] ?? 0) + n
+      this.current = null
+    }
+  }
+
+  async close () {}
+}
+
+/**
+ * @param {Runner} client
  * @param {string[]} pool larger than what the client holds
  * @returns {string} a random asset the client does not hold
  */
@@ -91,7 +148,7 @@ export class TrafficStats {
  * a signal relayed to the first holder, if any) and then holds it instead of
  * one it held.
  *
- * @param {LoadClient} client
+ * @param {Runner} client
  * @param {string[]} pool
  * @param {TrafficStats} stats
  */
@@ -103,7 +160,7 @@ async function transaction (client, pool, stats) {
 /**
  * Run one transaction and record its outcome.
  *
- * @param {LoadClient} client
+ * @param {Runner} client
  * @param {string[]} pool
  * @param {TrafficStats} stats
  * @param {number} startedAt performance.now() the latency counts from
@@ -124,7 +181,7 @@ async function timedTransaction (client, pool, stats, startedAt) {
 /**
  * Closed loop: every client runs transactions back to back until `until`.
  *
- * @param {LoadClient[]} clients
+ * @param {Runner[]} clients
  * @param {string[]} pool
  * @param {TrafficStats} stats
  * @param {number} until performance.now() to stop starting transactions at
@@ -142,7 +199,7 @@ export async function closedLoop (clients, pool, stats, until) {
  * Open loop: `rate` transactions per second, the k-th due at start + k/rate,
  * each started on an idle client as soon as it is due and one is free.
  *
- * @param {LoadClient[]} clients
+ * @param {Runner[]} clients
  * @param {string[]} pool
  * @param {TrafficStats} stats
  * @param {{ rate: number, until: number }} pace transactions/s; performance.now() to stop at
@@ -160,7 +217,7 @@ export function openLoop (clients, pool, stats, { rate, until }) {
       while (issued < due() && idle.length > 0) {
         // First in, first out: the load spreads over every client, as over real peers,
         // instead of falling on the few that finished last.
-        const client = /** @type {LoadClient} */ (idle.shift())
+        const client = /** @type {Runner} */ (idle.shift())
         const scheduled = start + issued * interval
         issued++
         running++

@@ -10,7 +10,7 @@ const WORKER_URL = new URL('./worker.js', import.meta.url)
 export class WorkerPool {
   /**
    * @param {number} size
-   * @param {{ assets: number, server: import('./options.js').Options['server'], signal: import('./options.js').Options['signal'] }} data every worker's workerData
+   * @param {Pick<import('./options.js').Options, 'assets' | 'server' | 'signal' | 'workload' | 'pageAssets' | 'pageOffers'>} data every worker's workerData
    */
   constructor (size, data) {
     this.nextId = 1

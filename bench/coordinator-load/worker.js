@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { BenchClient } from './bench-client.js'
 import { TrackerBenchClient } from './tracker-client.js'
-import { assetPool, closedLoop, openLoop, randomAssets, TrafficStats } from './traffic.js'
+import { assetPool, closedLoop, openLoop, PageVisitor, randomAssets, TrafficStats } from './traffic.js'
 import { flood } from './flood.js'
 
 /** Sockets opened at once per worker while joining. */
@@ -16,7 +16,7 @@ const OPEN_CONCURRENCY = 100
 /** How long transactions still in flight after the end may take before they count as errors. */
 const GRACE_MS = 10_000
 
-const { assets, server, signal } = /** @type {{ assets: number, server: import('./options.js').Options['server'], signal: import('./options.js').Options['signal'] }} */ (workerData)
+const { assets, server, signal, workload, pageAssets, pageOffers } = /** @type {Pick<import('./options.js').Options, 'assets' | 'server' | 'signal' | 'workload' | 'pageAssets' | 'pageOffers'>} */ (workerData)
 BenchClient.offerInLookup = signal === 'offer'
 const pool = assetPool(assets)
 /** @typedef {import('./bench-client.js').LoadClient<unknown>} LoadClient */
@@ -25,7 +25,8 @@ const pool = assetPool(assets)
  * @type {{ open: (url: string) => Promise<LoadClient> }}
  */
 const Client = server === 'bittorrent-tracker' ? TrackerBenchClient : BenchClient
-/** @type {LoadClient[]} */
+/** @typedef {LoadClient | PageVisitor} Visitor */
+/** @type {Visitor[]} the load: clients joined once, or page visitors (`--workload page`) that open a socket per page */
 let loadClients = []
 /** @type {LoadClient[]} */
 let idleClients = []
@@ -52,7 +53,7 @@ async function openClients (urls, have) {
 }
 
 /**
- * @param {LoadClient[]} clients
+ * @param {Visitor[]} clients
  * @returns {Promise<number>} relayed `connect`s the clients had received
  */
 async function closeClients (clients) {
@@ -91,7 +92,7 @@ async function run ({ seconds, rate, resetCounts }) {
  * Count the requests still unanswered after the grace period as errors
  * `BENCH_TIMEOUT_<type>`, so the report says which message went unanswered.
  *
- * @param {LoadClient[]} clients
+ * @param {Visitor[]} clients
  * @param {TrafficStats} stats
  */
 function countUnanswered (clients, stats) {
@@ -105,7 +106,11 @@ function countUnanswered (clients, stats) {
 
 /** @type {Record<string, (args: any) => Promise<unknown>>} */
 const COMMANDS = {
-  open: async ({ urls, have }) => { loadClients = await openClients(urls, have) },
+  open: async ({ urls, have }) => {
+    loadClients = workload === 'page'
+      ? urls.map((/** @type {string} */ url) => new PageVisitor(Client, url, randomAssets(pool, have), { pool, assets: pageAssets, offers: pageOffers }))
+      : await openClients(urls, have)
+  },
   run,
   closeLoad: async () => {
     const signals = await closeClients(loadClients)

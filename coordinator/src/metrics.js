@@ -138,9 +138,14 @@ export class Metrics {
     this.withdrawals.inc()
   }
 
-  /** @param {boolean} hit whether the lookup found any holder */
-  countLookup (hit) {
-    (hit ? this.lookups.hit : this.lookups.miss).inc()
+  /**
+   * Lookups answered, counted per asset (a page's lookup of many assets counts as many).
+   * @param {number} hits those that found a holder
+   * @param {number} misses those that found none
+   */
+  countLookups (hits, misses) {
+    if (hits > 0) this.lookups.hit.inc(hits)
+    if (misses > 0) this.lookups.miss.inc(misses)
   }
 
   /** @param {string} code the `MGH_ERR_*` code replied (not a coordinator code: counted as other) */

@@ -694,11 +694,9 @@ export class Coordinator extends EventEmitter {
       this.metrics.countHeldCheck()
       // An asset nobody holds goes to the origin with no lookup of its page's: counted as the lookup
       // that missed (a held one is counted by the lookup its page makes next).
-      for (const holders of found) {
-        if (holders.length > 0) continue
-        this.counters.lookups++
-        this.metrics.countLookup(false)
-      }
+      const misses = found.filter((holders) => holders.length === 0).length
+      this.counters.lookups += misses
+      this.metrics.countLookups(0, misses)
       return hashes.filter((_, i) => found[i].length > 0)
     } catch (err) {
       this.warn(err, 'held failed')

@@ -94,7 +94,7 @@ async function coordinatorSide (c) {
     let peers = null
     if (step.kind === 'lookup') {
       // The allowance of new holders (an abuse bound, like the rate limit) is not the policy's: unbounded here, as in the simulator.
-      const session = /** @type {any} */ ({ requirePeer: () => ({ peerId: idOf(step.client) }), keys: (/** @type {string[]} */ hashes) => hashes, introduced: () => new Introductions(DEFAULTS), newHolder: () => true, now: () => now })
+      const session = /** @type {any} */ ({ requirePeer: () => ({ peerId: idOf(step.client) }), scope: '', keys: (/** @type {string[]} */ hashes) => hashes, introduced: () => new Introductions(DEFAULTS), newHolder: () => true, now: () => now })
       const context = /** @type {any} */ ({
         store,
         config,

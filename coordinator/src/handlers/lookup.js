@@ -19,16 +19,33 @@ export async function lookup (message, session, context) {
   const connected = new Set(/** @type {string[]} */ (message.connected ?? []))
   /** @type {Record<string, any>} */
   let reply
+  // The store's time and the lookups' outcomes are counted once per message, not per asset.
+  const started = performance.now()
+  let hits = 0
   if (message.hashes === undefined) {
     const hash = /** @type {string} */ (message.hash)
-    reply = { type: 'holders', hash, peers: await holdersOf(hash, asker, connected, session, context) }
+    const peers = await holdersOf(hash, asker, connected, session, context)
+    if (peers.length > 0) hits++
+    reply = { type: 'holders', hash, peers }
   } else {
     const hashes = [...new Set(/** @type {string[]} */ (message.hashes))]
     // The frame took one message of the rate limit; the batch costs one per asset, as the lookups one by one would.
     if (!session.takeToken(hashes.length - 1)) throw new MayghError(ERRORS.MGH_ERR_RATE_LIMITED, `a lookup of ${hashes.length} assets is over the rate`)
     const peers = await Promise.all(hashes.map((hash) => holdersOf(hash, asker, connected, session, context)))
-    reply = { type: 'holders', found: Object.fromEntries(hashes.map((hash, i) => [hash, peers[i]])) }
+    /** @type {Record<string, string[]>} */
+    const found = {}
+    for (let i = 0; i < hashes.length; i++) {
+      found[hashes[i]] = peers[i]
+      if (peers[i].length > 0) hits++
+    }
+    reply = { type: 'holders', found }
   }
+  const { metrics, counters } = context
+  metrics.observeStore('lookup', performance.now() - started)
+  const asked = message.hashes === undefined ? 1 : Object.keys(reply.found).length
+  counters.lookups += asked
+  counters.lookupHits += hits
+  metrics.countLookups(hits, asked - hits)
   const offers = /** @type {{ cid: string }[] | undefined} */ (message.offers)
   if (offers?.length) reply.offered = await handOffers(asker, offers, reply.peers ? [reply.peers] : Object.values(reply.found), connected, session, context)
   return reply
@@ -69,11 +86,10 @@ async function handOffers (asker, offers, lists, connected, session, context) {
  * @param {import('./index.js').HandlerContext} context
  * @returns {Promise<string[]>}
  */
-async function holdersOf (hash, asker, connected, session, { store, config, counters, metrics, clock, warn }) {
-  // Under pairWithinNetwork, the holders listed under the asker's network only.
-  const [key] = session.keys([hash])
+async function holdersOf (hash, asker, connected, session, { store, config, metrics, clock, warn }) {
+  // Under pairWithinNetwork, the holders listed under the asker's network only (Session.keys).
+  const key = session.scope + hash
   let holders
-  const started = performance.now()
   try {
     holders = await store.sampleHolders(key, config.candidateSample)
   } catch (err) {
@@ -81,7 +97,6 @@ async function holdersOf (hash, asker, connected, session, { store, config, coun
     warn(err, 'lookup failed')
     holders = []
   }
-  metrics.observeStore('lookup', performance.now() - started)
   /** @type {HolderRanking<string>} */
   const ranking = new HolderRanking(config.maxHolders, asker)
   for (const { id, lastChosen } of holders) {
@@ -99,8 +114,5 @@ async function holdersOf (hash, asker, connected, session, { store, config, coun
   // Not awaited: commands on one store connection run in order, so the next
   // lookup already sees this choice; the reply need not wait for it.
   if (peers.length > 0 && peers[0] === ranking.marked()) store.markChosen(key, peers[0], clock()).catch((err) => warn(err, 'markChosen failed'))
-  counters.lookups++
-  if (peers.length > 0) counters.lookupHits++
-  metrics.countLookup(peers.length > 0)
   return peers
 }
