@@ -115,7 +115,7 @@ export class Metrics {
     this.dropped = new Counter({ name: 'maygh_dropped_frames_total', help: 'frames the rate limiter dropped without a reply', registers })
     this.withheld = new Counter({ name: 'maygh_withheld_holders_total', help: 'holders a lookup did not name because the asker had spent its allowance of holders it did not know (newHolderBurst)', registers })
     this.relay = histogramsFor(histogram('maygh_relay_seconds', 'time to hand a connect to the target socket (local) or to the bus (bus)', 'path'), 'path', RELAY_PATHS)
-    this.store = histogramsFor(histogram('maygh_store_seconds', 'store call latency, by operation', 'op'), 'op', STORE_OPS)
+    this.store = histogramsFor(histogram('maygh_store_seconds', 'store call latency, by operation (a lookup message of many assets is timed once, its calls sent together)', 'op'), 'op', STORE_OPS)
 
     this.registry = Registry.merge([own, processMetrics()])
   }

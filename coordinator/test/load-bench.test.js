@@ -132,3 +132,20 @@ test('on Redis, the run says what Redis did per transaction: commands, bytes eac
   assert.ok(result.redisCommandsPerTx >= 3, stdout)
   for (const field of ['redisBytesInPerTx', 'redisBytesOutPerTx', 'redisCpuUsPerTx']) assert.ok(Number.isFinite(result[field]) && result[field] > 0, `${field} in ${stdout}`)
 })
+
+test('--workload page: page views on sockets of their own, the same page in each server\'s protocol, no errors', async () => {
+  for (const server of ['coordinator', 'bare', 'bittorrent-tracker']) {
+    const { code, stdout, stderr } = await runBench(['--server', server, '--workload', 'page', '--page-assets', '10', '--seconds', '1', '--warmup', '0.2', '--clients', '30', '--assets', '100', '--idle', '0'])
+    assert.equal(code, 0, stderr)
+    const result = JSON.parse(stdout)
+    assert.equal(result.workload, 'page', stdout)
+    assert.equal(result.pageAssets, 10, stdout)
+    assert.equal(result.errors, 0, stdout)
+    assert.ok(result.transactions > 0 && result.connects > 0, stdout)
+    // Up to 3 offers a page, each delivered to a visitor then viewing a page.
+    assert.ok(result.signalsReceived <= 3 * result.transactions, stdout)
+  }
+  const bad = await runBench(['--workload', 'page', '--flood'])
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--workload page is the browser client's page view/)
+})
