@@ -17,7 +17,8 @@
  * failure is counted, not fatal); then the coordinator's ratios to the
  * others. --signal and --workload are passed on (the coordinator's and the
  * bare server's lookups carry their offer by default; `--workload page`
- * compares page views of the demo shop: then transactions are page views).
+ * compares page views of the demo shop: then transactions are page views;
+ * `--workload relay` relay only, against PeerJS's server instead of the tracker).
  * Progress goes to stderr.
  */
 import { execFile } from 'node:child_process'
@@ -44,7 +45,7 @@ const { values } = parseArgs({
   }
 })
 if (values.help) {
-  process.stdout.write('Usage: npm run bench:compare -- [--rounds R (3)] [--seconds S (10)] [--warmup S (2)] [--idle I (10000)] [--rate R] [--signal offer|connect] [--workload transaction|page] [--redis]\n')
+  process.stdout.write('Usage: npm run bench:compare -- [--rounds R (3)] [--seconds S (10)] [--warmup S (2)] [--idle I (10000)] [--rate R] [--signal offer|connect] [--workload transaction|page|relay] [--redis]\n')
   process.exit(0)
 }
 const rounds = Number(values.rounds)
@@ -59,7 +60,8 @@ const common = ['--seconds', values.seconds, '--warmup', values.warmup, '--idle'
 const entries = [
   { name: 'coordinator/memory', args: ['--server', 'coordinator', '--store', 'memory'] },
   ...(values.redis ? [{ name: 'coordinator/redis', args: ['--server', 'coordinator', '--store', 'redis'] }] : []),
-  { name: 'bittorrent-tracker', args: ['--server', 'bittorrent-tracker'] },
+  // Relay only is PeerJS's work; the tracker relays only inside its announces.
+  values.workload === 'relay' ? { name: 'peerjs-server', args: ['--server', 'peerjs'] } : { name: 'bittorrent-tracker', args: ['--server', 'bittorrent-tracker'] },
   { name: 'bare ws', args: ['--server', 'bare'] }
 ]
 

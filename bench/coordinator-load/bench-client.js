@@ -14,6 +14,11 @@ import { PROTOCOL_VERSION } from '../../protocol/index.js'
 /** What a `connect` carries: the shape of a WebRTC offer, opaque to the coordinator. */
 const SIGNAL = Object.freeze({ cid: 'bench', sdp: { type: 'offer', sdp: 'v=0' } })
 
+/** What a relayed ICE candidate looks like (`--workload relay`): the size of a browser's. */
+export const RELAY_CANDIDATE = Object.freeze({ candidate: 'candidate:1 1 udp 2122260223 192.0.2.1 54321 typ host generation 0 ufrag abcd network-id 1', sdpMid: '0', sdpMLineIndex: 0 })
+/** How long a relayed signal may take to arrive before it counts as lost. */
+const RELAY_TIMEOUT_MS = 10_000
+
 /** An `error` reply, a socket that closed mid-request, or a reply of the wrong type. */
 export class ReplyError extends Error {
   /**
@@ -49,9 +54,28 @@ export class LoadClient {
     return new this(ws)
   }
 
+  /**
+   * `--workload relay`: the signals on their way, by connection id, across every client of this thread.
+   * @type {Map<string, () => void>}
+   */
+  static waiting = new Map()
+  static relays = 0
+
+  /** @param {string | undefined} cid a relayed signal with this id reached its target */
+  static arrived (cid) {
+    const done = cid === undefined ? undefined : LoadClient.waiting.get(cid)
+    if (done === undefined) return
+    LoadClient.waiting.delete(/** @type {string} */ (cid))
+    done()
+  }
+
   /** @param {WebSocket} ws */
   constructor (ws) {
     this.ws = ws
+    /** the id the server knows it by ('' until joined) */
+    this.id = ''
+    /** @type {LoadClient<any> | null} `--workload relay`: the client it signals */
+    this.partner = null
     this.nextRef = 1
     /** @type {Map<number, { type: string, resolve: (reply: R) => void, reject: (err: Error) => void }>} requests awaiting replies, by ref, in the order sent */
     this.pending = new Map()
@@ -113,6 +137,35 @@ export class LoadClient {
     throw new Error(`${this.constructor.name} cannot view a page of ${assets.length} assets with ${have.length} held and ${offers} offers`)
   }
 
+  /**
+   * Send one signal with connection id `cid` to `to` through the server (no reply expected).
+   * @param {LoadClient<any>} to
+   * @param {string} cid
+   * @abstract
+   */
+  signal (to, cid) {
+    throw new Error(`${this.constructor.name} cannot signal ${to.id} (${cid})`)
+  }
+
+  /**
+   * `--workload relay`: one signal to its partner, resolved once the partner has it.
+   * @returns {Promise<boolean>} true
+   */
+  relay () {
+    const cid = `r${++LoadClient.relays}`
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        LoadClient.waiting.delete(cid)
+        reject(new ReplyError('BENCH_LOST', `signal ${cid} did not arrive`))
+      }, RELAY_TIMEOUT_MS)
+      LoadClient.waiting.set(cid, () => {
+        clearTimeout(timer)
+        resolve(true)
+      })
+      this.signal(/** @type {LoadClient<any>} */ (this.partner), cid)
+    })
+  }
+
   /** @param {string} code */
   countUnmatched (code) {
     this.unmatchedErrors[code] = (this.unmatchedErrors[code] ?? 0) + 1
@@ -167,8 +220,10 @@ export class BenchClient extends LoadClient {
     const message = JSON.parse(text)
     const waiter = message.ref === undefined ? undefined : this.pending.get(message.ref)
     if (waiter === undefined) {
-      if (message.type === 'connect') this.signalsIn++
-      else if (message.type === 'error') this.countUnmatched(message.code)
+      if (message.type === 'connect') {
+        this.signalsIn++
+        LoadClient.arrived(message.signal?.cid)
+      } else if (message.type === 'error') this.countUnmatched(message.code)
       return
     }
     this.pending.delete(/** @type {number} */ (message.ref))
@@ -195,7 +250,22 @@ export class BenchClient extends LoadClient {
   async join (have) {
     const welcome = await this.request({ type: 'join', have }, 'welcome')
     this.holdAll(have)
+    this.id = welcome.id
     return welcome.id
+  }
+
+  /**
+   * `--workload relay`: be introduced to its partner (a lookup of the asset only the partner holds),
+   * so that the coordinator relays its signals to it.
+   */
+  async introduce () {
+    await this.request({ type: 'lookup', hash: /** @type {LoadClient<any>} */ (this.partner).held[0] }, 'holders')
+  }
+
+  /** @type {LoadClient<any>['signal']} */
+  signal (to, cid) {
+    // No ref: relayed without an acknowledgement, as trickled ICE candidates are.
+    this.ws.send(JSON.stringify({ v: PROTOCOL_VERSION, type: 'connect', to: to.id, signal: { cid, candidate: RELAY_CANDIDATE } }))
   }
 
   /**

@@ -13,7 +13,7 @@ Starts coordinator processes (and Redis for the Redis stores) on loopback, joins
 clients, runs lookup (with an offer) → update transactions for a fixed time, then
 measures the coordinators' memory per idle client. Prints one JSON line.
 
-  --server S      coordinator | bare | bittorrent-tracker (default coordinator). bare runs
+  --server S      coordinator | bare | bittorrent-tracker | peerjs (default coordinator). bare runs
                   a bare \`ws\` server instead (coordinator-load/bare-server.js) that answers
                   the same traffic with the same frames and does nothing else: the cost
                   floor the coordinator's figures compare with. bittorrent-tracker runs
@@ -55,13 +55,18 @@ measures the coordinators' memory per idle client. Prints one JSON line.
                   held, one per page asset (3 with an offer), one completed per page asset).
                   tps is then page views per second
   --page-assets N assets on a page (default 40, at most 64)
+                  relay: relay only, each client signalling its partner (the next client) one
+                  ICE candidate after another, timed until the partner has it; the coordinator's
+                  clients are introduced once (a lookup) and send connect without a ref (no
+                  acknowledgement, as trickled candidates go); --server peerjs runs PeerJS's
+                  server (peerjs-server) on the same work
   --idle I        idle clients joined afterwards to measure memory per client (default 10000; 0 skips)
   --cpu-prof DIR  run the coordinators under node --cpu-prof, writing profiles to DIR
   --help          this text
 `
 
 const defaults = {
-  server: /** @type {'coordinator' | 'bare' | 'bittorrent-tracker'} */ ('coordinator'),
+  server: /** @type {'coordinator' | 'bare' | 'bittorrent-tracker' | 'peerjs'} */ ('coordinator'),
   processes: 1,
   store: /** @type {'memory' | 'redis' | 'cluster'} */ ('memory'),
   seconds: 10,
@@ -76,7 +81,7 @@ const defaults = {
   floodReconnect: false,
   peerRateLimit: 1_000_000,
   signal: /** @type {'offer' | 'connect'} */ ('offer'),
-  workload: /** @type {'transaction' | 'page'} */ ('transaction'),
+  workload: /** @type {'transaction' | 'page' | 'relay'} */ ('transaction'),
   pageAssets: 40,
   pageOffers: 3,
   idle: 10000,
@@ -88,7 +93,7 @@ const DEFAULTS = Object.freeze(defaults)
 /** @typedef {typeof DEFAULTS} Options */
 
 const STORES = ['memory', 'redis', 'cluster']
-const SERVERS = ['coordinator', 'bare', 'bittorrent-tracker']
+const SERVERS = ['coordinator', 'bare', 'bittorrent-tracker', 'peerjs']
 
 export class UsageError extends Error {}
 
@@ -135,7 +140,7 @@ export function parseOptions (argv) {
   const signal = values.signal ?? DEFAULTS.signal
   if (signal !== 'offer' && signal !== 'connect') throw new UsageError(`--signal must be offer or connect, got "${signal}"`)
   const workload = values.workload ?? DEFAULTS.workload
-  if (workload !== 'transaction' && workload !== 'page') throw new UsageError(`--workload must be transaction or page, got "${workload}"`)
+  if (!['transaction', 'page', 'relay'].includes(workload)) throw new UsageError(`--workload must be transaction, page or relay, got "${workload}"`)
   const server = values.server ?? DEFAULTS.server
   if (!SERVERS.includes(server)) throw new UsageError(`--server must be one of ${SERVERS.join(', ')}, got "${server}"`)
   const options = {
@@ -164,6 +169,10 @@ export function parseOptions (argv) {
   if (options.server !== 'coordinator' && (options.store !== 'memory' || options.processes !== 1)) {
     throw new UsageError(`--server ${options.server} is one process with no store: use --store memory and --processes 1, got --store ${options.store} and --processes ${options.processes}`)
   }
+  if ((options.server === 'peerjs' && options.workload !== 'relay') || (options.workload === 'relay' && options.server === 'bittorrent-tracker')) {
+    throw new UsageError('--server peerjs takes only --workload relay, and bittorrent-tracker does not relay on its own')
+  }
+  if (options.workload === 'relay' && options.flood) throw new UsageError('--workload relay takes no --flood')
   if (options.workload === 'page' && (options.flood || options.signal !== 'offer')) throw new UsageError('--workload page is the browser client\'s page view: its lookup carries its offers, and it takes no --flood')
   if (options.pageAssets + options.have > options.assets) throw new UsageError(`--page-assets (${options.pageAssets}) and --have (${options.have}) must fit in --assets (${options.assets})`)
   if (options.floodReconnect && !options.flood) throw new UsageError('--flood-reconnect is a way of flooding: add --flood')

@@ -93,7 +93,7 @@ export function report (options, traffic, idle) {
     ...(options.rate === null ? {} : { rate: options.rate, behind: sum(windows.map((s) => s.behind)) }),
     ...(traffic.floods.length === 0 ? {} : floodFigures(traffic.floods, traffic.baseline, p99)),
     peerRateLimit: options.peerRateLimit,
-    signal: options.server === 'bittorrent-tracker' ? 'announce' : options.signal,
+    signal: options.server === 'bittorrent-tracker' ? 'announce' : options.workload === 'relay' ? 'candidate' : options.signal,
     workload: options.workload,
     ...(options.workload === 'page' ? { pageAssets: options.pageAssets, pageOffers: options.pageOffers } : {}),
     transactions: completed,

@@ -20,7 +20,8 @@ const BIN = fileURLToPath(new URL('../../coordinator/bin/maygh-coordinator.js', 
 const SCRIPTS = {
   coordinator: BIN,
   bare: fileURLToPath(new URL('./bare-server.js', import.meta.url)),
-  'bittorrent-tracker': fileURLToPath(new URL('./tracker-server.js', import.meta.url))
+  'bittorrent-tracker': fileURLToPath(new URL('./tracker-server.js', import.meta.url)),
+  peerjs: fileURLToPath(new URL('./peerjs-server.js', import.meta.url))
 }
 const CHILD_HOOKS = new URL('./child-hooks.js', import.meta.url).href
 /** How long a coordinator may take to stop on SIGINT before it is killed. */
@@ -64,8 +65,11 @@ export async function startCoordinatorProcess ({ server, redisUrl, cpuProfDir, p
       WS_NO_BUFFER_UTIL: '1',
       RATE_LIMIT_PER_SECOND: String(peerRateLimit),
       RATE_LIMIT_BURST: String(Math.min(2 * peerRateLimit, 1_000_000)),
-      // Each client stands for many peers and meets new holders at the rate of many: no bound on them.
+      // Each client stands for many peers and meets new holders at the rate of many: no bound on them,
+      // and one introduction carries all of a run's signals (--workload relay).
       NEW_HOLDER_BURST: '0',
+      INTRODUCTION_SIGNAL_BYTES: String(16 * 1024 * 1024),
+      INTRODUCTION_TTL_MS: '3600000',
       // Every bench client comes from 127.0.0.1; the bench's own check on `ulimit -n` bounds the count.
       MAX_CONNECTIONS_PER_IP: '0',
       MAX_CONNECTIONS: '10000000',

@@ -8,6 +8,8 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { BenchClient } from './bench-client.js'
 import { TrackerBenchClient } from './tracker-client.js'
+import { PeerjsBenchClient } from './peerjs-client.js'
+import { sriHash } from '../../client/manifest.js'
 import { assetPool, closedLoop, openLoop, PageVisitor, randomAssets, TrafficStats } from './traffic.js'
 import { flood } from './flood.js'
 
@@ -24,8 +26,10 @@ const pool = assetPool(assets)
  * The server's protocol: WebTorrent's tracker speaks its own, the bare server the coordinator's.
  * @type {{ open: (url: string) => Promise<LoadClient> }}
  */
-const Client = server === 'bittorrent-tracker' ? TrackerBenchClient : BenchClient
+const Client = server === 'bittorrent-tracker' ? TrackerBenchClient : server === 'peerjs' ? PeerjsBenchClient : BenchClient
 /** @typedef {LoadClient | PageVisitor} Visitor */
+/** @type {import('./traffic.js').Runner[] | null} `--workload relay`: what the loops run, each a client signalling its partner */
+let relayRunners = null
 /** @type {Visitor[]} the load: clients joined once, or page visitors (`--workload page`) that open a socket per page */
 let loadClients = []
 /** @type {LoadClient[]} */
@@ -33,10 +37,11 @@ let idleClients = []
 
 /**
  * @param {string[]} urls one per client: the coordinator it connects to
- * @param {number} have assets each client joins with
+ * @param {number} have assets each client joins with, drawn from the pool
+ * @param {(i: number) => string[]} [assetsOf] instead, the assets client `i` joins with
  * @returns {Promise<LoadClient[]>} the clients, open and joined
  */
-async function openClients (urls, have) {
+async function openClients (urls, have, assetsOf) {
   /** @type {LoadClient[]} */
   const clients = new Array(urls.length)
   let next = 0
@@ -45,7 +50,7 @@ async function openClients (urls, have) {
       const i = next++
       const client = await Client.open(urls[i])
       clients[i] = client
-      await client.join(randomAssets(pool, have))
+      await client.join(assetsOf?.(i) ?? randomAssets(pool, have))
     }
   }
   await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, urls.length) }, lane))
@@ -74,7 +79,8 @@ async function run ({ seconds, rate, resetCounts }) {
     client.unmatchedErrors = {} // this run's only
   }
   const until = performance.now() + seconds * 1000
-  const done = rate === null ? closedLoop(loadClients, pool, stats, until) : openLoop(loadClients, pool, stats, { rate, until })
+  const runners = relayRunners ?? loadClients
+  const done = rate === null ? closedLoop(runners, pool, stats, until) : openLoop(runners, pool, stats, { rate, until })
   const timeout = new AbortController()
   const finished = await Promise.race([
     done.then(() => true),
@@ -107,14 +113,27 @@ function countUnanswered (clients, stats) {
 /** @type {Record<string, (args: any) => Promise<unknown>>} */
 const COMMANDS = {
   open: async ({ urls, have }) => {
-    loadClients = workload === 'page'
-      ? urls.map((/** @type {string} */ url) => new PageVisitor(Client, url, randomAssets(pool, have), { pool, assets: pageAssets, offers: pageOffers }))
-      : await openClients(urls, have)
+    if (workload === 'page') {
+      loadClients = urls.map((/** @type {string} */ url) => new PageVisitor(Client, url, randomAssets(pool, have), { pool, assets: pageAssets, offers: pageOffers }))
+      return
+    }
+    if (workload !== 'relay') {
+      loadClients = await openClients(urls, have)
+      return
+    }
+    // Relay: each client holds an asset of its own, and signals the next client, introduced to it by a lookup of that asset.
+    const salt = Math.random().toString(36).slice(2)
+    const clients = await openClients(urls, 0, (i) => [sriHash(Buffer.from(`relay-${salt}-${i}`))])
+    clients.forEach((c, i) => { c.partner = clients[(i + 1) % clients.length] })
+    await Promise.all(clients.map((c) => c instanceof BenchClient ? c.introduce() : undefined))
+    loadClients = clients
+    relayRunners = clients.map((c) => ({ transaction: () => c.relay(), held: c.held, heldSet: c.heldSet }))
   },
   run,
   closeLoad: async () => {
     const signals = await closeClients(loadClients)
     loadClients = []
+    relayRunners = null
     return signals
   },
   openIdle: async ({ urls, have }) => { idleClients = await openClients(urls, have) },

@@ -106,7 +106,7 @@ export const DESCRIPTIONS = Object.freeze({
   tokenSecrets: 'secrets (comma separated, each at least 32 characters) that sign join tokens (`maygh-token`); with any, a join needs a valid token for its page\'s origin. The first signs the fresh token each `welcome` carries; the others still verify (rotation)',
   tokenRenewSeconds: 'lifetime of the fresh token each `welcome` carries (the client joins with it next time)',
   introductionTtlMs: 'how long after a lookup introduced two peers they may send each other `connect` signals (a lookup that hands the same peer out again renews the introduction, with a fresh signal budget); any other `connect` gets MGH_ERR_NOT_INTRODUCED',
-  introductionSignalBytes: 'signal bytes one peer may send another per introduction (an offer or answer is 1-3 KB, an ICE candidate 0.2 KB); more get MGH_ERR_SIGNAL_BUDGET',
+  introductionSignalBytes: 'signal bytes one peer may send another per introduction, counted as the `connect` frames its target is sent (an offer or answer is 1-3 KB, an ICE candidate 0.3 KB, each with about 80 bytes of envelope); more get MGH_ERR_SIGNAL_BUDGET',
   maxIntroductions: 'introductions kept per peer (the least recently made or renewed go first)',
   newHolderBurst: 'holders a client may be handed that it has not been handed before, in a burst (0 = no bound): past it, lookups name only holders it already knows, so that holder ids (and, by signalling them, addresses) cannot be harvested cheaply. Counted per address (unless limitsByAddress is off) and per visitor with join tokens, across all of a client\'s sockets',
   newHoldersPerSecond: 'how fast that allowance refills, in holders per second',

@@ -103,7 +103,24 @@ export class Metrics {
     const counter = (/** @type {string} */ name, /** @type {string} */ help, /** @type {string} */ label) => new Counter({ name, help, labelNames: [label], registers })
     const histogram = (/** @type {string} */ name, /** @type {string} */ help, /** @type {string} */ label) => new Histogram({ name, help, labelNames: [label], buckets: [...LATENCY_BUCKETS], registers })
 
-    this.messages = countersFor(counter('maygh_messages_total', 'frames received, by message type (other: unparsable or not a request)', 'type'), [...REQUEST_TYPES, 'other'])
+    // Counted per frame in plain integers, added to the counter when it is scraped: the hot path pays no label lookup.
+    const messageTypes = [...REQUEST_TYPES, 'other']
+    /** @type {Record<string, number>} frames received since the last scrape, by type */
+    const received = this.received = Object.fromEntries(messageTypes.map((type) => [type, 0]))
+    const messages = new Counter({
+      name: 'maygh_messages_total',
+      help: 'frames received, by message type (other: unparsable or not a request)',
+      labelNames: ['type'],
+      registers,
+      collect () {
+        for (const type of messageTypes) {
+          if (received[type] === 0) continue
+          this.inc({ type }, received[type])
+          received[type] = 0
+        }
+      }
+    })
+    for (const type of messageTypes) messages.inc({ type }, 0)
     this.lookups = countersFor(counter('maygh_lookups_total', 'lookups answered, by whether any holder was found', 'result'), ['hit', 'miss'])
     this.errors = countersFor(counter('maygh_errors_total', 'coded errors replied to clients, by code', 'code'), [...Object.keys(COORDINATOR_ERRORS), 'other'])
     this.closes = countersFor(counter('maygh_closes_total', `sockets closed, by reason (${Object.keys(CLOSE_REASONS).join(', ')})`, 'reason'), Object.keys(CLOSE_REASONS))
@@ -122,7 +139,8 @@ export class Metrics {
 
   /** @param {string} type a message's `type` ('other' for anything else) */
   countMessage (type) {
-    (this.messages[type] ?? this.messages.other).inc()
+    if (Object.hasOwn(this.received, type)) this.received[type]++
+    else this.received.other++
   }
 
   /** @param {string} reason one of REPORT_REASONS */

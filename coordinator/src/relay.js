@@ -6,6 +6,14 @@
 import { PEER_ID_PATTERN } from '../../protocol/index.js'
 import { isSignal } from './message-parser.js'
 
+/**
+ * The `connect` a signal's target is sent.
+ * @param {string} from
+ * @param {object} signal
+ * @returns {string}
+ */
+export const relayFrame = (from, signal) => JSON.stringify({ type: 'connect', from, signal, introduced: true })
+
 export class Relay {
   /**
    * @param {{ shard: string, store: import('./store/store.js').Store,
@@ -45,17 +53,28 @@ export class Relay {
   }
 
   /**
+   * A signal another shard forwarded.
    * @param {string} to
    * @param {string} from
    * @param {object} signal
    * @returns {boolean} whether `to` is on this shard (and got the signal)
    */
   deliverLocal (to, from, signal) {
+    return this.deliverFrame(to, from, relayFrame(from, signal))
+  }
+
+  /**
+   * @param {string} to
+   * @param {string} from
+   * @param {string} frame the `connect` `to` is sent ({@link relayFrame})
+   * @returns {boolean} whether `to` is on this shard (and got it)
+   */
+  deliverFrame (to, from, frame) {
     const session = this.sessions.get(to)
     if (session === undefined) return false
     // Its sender was introduced to it (checked where the sender is connected): it may answer.
     session.introduced().add(from, session.now(), false)
-    session.send({ type: 'connect', from, signal, introduced: true })
+    session.sendText(frame)
     this.counters.relayed++
     return true
   }

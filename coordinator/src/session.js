@@ -184,8 +184,13 @@ export class Session {
    * @param {object} message
    */
   send (message) {
+    this.sendText(JSON.stringify(message))
+  }
+
+  /** @param {string} text a message already serialised (one relayed signal: serialised once, charged and sent) */
+  sendText (text) {
     if (this.ws.readyState !== this.ws.OPEN) return
     if (this.ws.bufferedAmount > this.maxSendBufferBytes) return this.onSlowReader(this)
-    this.ws.send(JSON.stringify(message))
+    this.ws.send(text)
   }
 }

@@ -115,7 +115,7 @@ test('bad flags exit 2 with a message; memory cannot be shared by two processes,
   }
   const { stderr } = await runBench(['--processes', '2', '--store', 'memory'])
   assert.match(stderr, /--store memory .* processes cannot share/)
-  assert.match((await runBench(['--server', 'nginx'])).stderr, /--server must be one of coordinator, bare, bittorrent-tracker, got "nginx"/)
+  assert.match((await runBench(['--server', 'nginx'])).stderr, /--server must be one of coordinator, bare, bittorrent-tracker, peerjs, got "nginx"/)
   for (const args of [['--store', 'redis'], ['--processes', '2']]) {
     const { stderr } = await runBench(['--server', 'bare', ...args])
     assert.match(stderr, /--server bare is one process with no store: use --store memory and --processes 1/, args.join(' '))
@@ -148,4 +148,17 @@ test('--workload page: page views on sockets of their own, the same page in each
   const bad = await runBench(['--workload', 'page', '--flood'])
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /--workload page is the browser client's page view/)
+})
+
+test('--workload relay: each client signals its partner through the coordinator, the bare server and PeerJS\'s server, every signal delivered', async () => {
+  for (const server of ['coordinator', 'bare', 'peerjs']) {
+    const { code, stdout, stderr } = await runBench(['--server', server, '--workload', 'relay', '--seconds', '1', '--warmup', '0.2', '--clients', '50', '--assets', '100', '--idle', '0'])
+    assert.equal(code, 0, stderr)
+    const result = JSON.parse(stdout)
+    assert.equal(result.workload, 'relay', stdout)
+    assert.equal(result.errors, 0, stdout)
+    assert.ok(result.transactions > 0, stdout)
+    assert.equal(result.signalsReceived, result.connects, 'every signal reached its target')
+  }
+  for (const args of [['--server', 'peerjs'], ['--server', 'bittorrent-tracker', '--workload', 'relay']]) assert.equal((await runBench(args)).code, 2, args.join(' '))
 })

@@ -11,6 +11,7 @@
  * (trickled ICE candidates) gets no reply unless it fails.
  */
 import { ERRORS, MayghError, shardOfPeer } from '../../../protocol/index.js'
+import { relayFrame } from '../relay.js'
 
 /** @type {import('./index.js').Handler} */
 export async function connect (message, session, context) {
@@ -34,11 +35,13 @@ export async function connect (message, session, context) {
  */
 export async function relaySignal (from, to, original, session, { store, relay, metrics, ice, shard: here }) {
   const signal = ice.pass(original)
-  session.introduced().spend(to, JSON.stringify(signal).length, session.now())
+  // Serialised once: what the introduction is charged is the frame its target is sent.
+  const frame = relayFrame(from, signal)
+  session.introduced().spend(to, frame.length, session.now())
   const shard = shardOfPeer(to)
   const started = performance.now()
   if (shard === here) {
-    if (!relay.deliverLocal(to, from, signal)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
+    if (!relay.deliverFrame(to, from, frame)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
     metrics.observeRelay('local', performance.now() - started)
   } else {
     // A shard started since the last beat is not known yet: read the registry once.
