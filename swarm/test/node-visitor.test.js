@@ -60,15 +60,21 @@ test('Node visitors share through the client\'s own code: first view adopted, se
   const replies = []
   /** @type {any[]} */
   const offers = []
-  const send = Session.prototype.send
+  // Replies go out through send; relayed signals, serialised once, through sendText.
+  const { send, sendText } = Session.prototype
   Session.prototype.send = function (/** @type {any} */ m) {
     if (m?.type === 'holders') replies.push(m)
-    if (m?.type === 'connect' && m.signal?.sdp?.type === 'offer') offers.push(m)
     return send.call(this, m)
   }
-  t.after(() => { Session.prototype.send = send })
+  Session.prototype.sendText = function (/** @type {string} */ text) {
+    const m = JSON.parse(text)
+    if (m?.type === 'connect' && m.signal?.sdp?.type === 'offer') offers.push(m)
+    return sendText.call(this, text)
+  }
+  const restore = () => Object.assign(Session.prototype, { send, sendText })
+  t.after(restore)
   const shared = await second.view('/index.html', assets)
-  Session.prototype.send = send
+  restore()
   const offered = replies.flatMap((r) => Object.entries(r.offered ?? {}))
   assert.equal(offered.length, 1, 'the page\'s first lookup handed one offer to the one holder')
   assert.deepEqual(offers.map((o) => [o.from === second.page?.api.stats().peerId, o.signal.cid]), [[true, offered[0][1]]], 'and no other offer was made: the channel opened on it')
