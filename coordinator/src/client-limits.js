@@ -41,6 +41,23 @@ export const EPISODE_GAP_MS = 1000
  */
 export const tokensAt = (s, at, rate) => s.tokens + (at - s.refilledAt) * rate / 1000
 
+/**
+ * Take `n` from a token bucket, refilled at `rate` per second up to `burst` first.
+ * @param {{ tokens: number, refilledAt: number }} b
+ * @param {number} n
+ * @param {number} now ms
+ * @param {number} rate
+ * @param {number} burst
+ * @returns {boolean} false, and nothing taken, when it holds fewer
+ */
+export function takeFrom (b, n, now, rate, burst) {
+  b.tokens = Math.min(burst, tokensAt(b, now, rate))
+  b.refilledAt = now
+  if (b.tokens < n) return false
+  b.tokens -= n
+  return true
+}
+
 export class ClientLimits {
   /**
    * @param {{ rateLimitPerSecond: number, rateLimitBurst: number, rateLimitCloseAfter: number, maxConnectionsPerIp: number, limitsByAddress: boolean, newHolderBurst?: number, newHoldersPerSecond?: number }} config

@@ -7,7 +7,7 @@
  */
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { Introductions } from './introductions.js'
-import { EPISODE_GAP_MS, tokensAt } from './client-limits.js'
+import { EPISODE_GAP_MS, takeFrom } from './client-limits.js'
 
 /** The rate limiter's default clock: monotonic, so a wall-clock step cannot refill or drain the bucket. */
 const monotonicNow = () => performance.now()
@@ -76,8 +76,7 @@ export class Session {
     /** holders it may still be handed that it did not know (newHolderBurst, refilled at newHoldersPerSecond; no bound at 0) */
     this.holderBurst = newHolderBurst
     this.holderRate = newHoldersPerSecond
-    this.holders = newHolderBurst
-    this.holdersAt = this.refilledAt
+    this.holderBucket = { tokens: newHolderBurst, refilledAt: this.refilledAt }
   }
 
   /**
@@ -111,12 +110,7 @@ export class Session {
    * @returns {boolean}
    */
   takeToken (n = 1) {
-    const now = this.now()
-    this.tokens = Math.min(this.burst, tokensAt(this, now, this.rate))
-    this.refilledAt = now
-    if (this.tokens < n) return false
-    this.tokens -= n
-    return true
+    return takeFrom(this, n, this.now(), this.rate, this.burst)
   }
 
   /**
@@ -127,13 +121,7 @@ export class Session {
    * @returns {boolean} false, and nothing taken, when it is spent
    */
   newHolder () {
-    if (this.holderBurst === 0) return true
-    const now = this.now()
-    this.holders = Math.min(this.holderBurst, tokensAt({ tokens: this.holders, refilledAt: this.holdersAt }, now, this.holderRate))
-    this.holdersAt = now
-    if (this.holders < 1) return false
-    this.holders--
-    return true
+    return this.holderBurst === 0 || takeFrom(this.holderBucket, 1, this.now(), this.holderRate, this.holderBurst)
   }
 
   /**
@@ -159,12 +147,13 @@ export class Session {
 
   /** @returns {import('./client-limits.js').LimitState} what its rate limit and new-holder allowance have now (kept when it closes: client-limits.js) */
   limitState () {
-    return { tokens: this.tokens, refilledAt: this.refilledAt, dropped: this.dropped, lastDropAt: this.lastDropAt, holders: this.holders, holdersAt: this.holdersAt }
+    return { tokens: this.tokens, refilledAt: this.refilledAt, dropped: this.dropped, lastDropAt: this.lastDropAt, holders: this.holderBucket.tokens, holdersAt: this.holderBucket.refilledAt }
   }
 
   /** @param {import('./client-limits.js').LimitState} state carry on from what an earlier socket of this client had */
   carry ({ tokens, refilledAt, dropped, lastDropAt, holders, holdersAt }) {
-    Object.assign(this, { tokens: Math.min(tokens, this.burst), refilledAt, dropped, lastDropAt, holders: Math.min(holders, this.holderBurst), holdersAt })
+    Object.assign(this, { tokens: Math.min(tokens, this.burst), refilledAt, dropped, lastDropAt })
+    this.holderBucket = { tokens: Math.min(holders, this.holderBurst), refilledAt: holdersAt }
   }
 
   /**

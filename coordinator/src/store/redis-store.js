@@ -282,18 +282,15 @@ export class RedisStore {
 
   /** @type {Store['beat']} */
   async beat (shard, info, ttlMs) {
-    this.roundTrips++
-    const redis = /** @type {any} */ (this.redis)
     const sentinels = this.#sentinelKeys()
     const text = JSON.stringify(info)
-    // Sent together (auto-pipelined: one write per master); a master that is down costs only its part.
-    // Each part has half the store's timeout: a master that is down may not fail its commands
-    // at once (ioredis keeps them while it reconnects), and the beat settles with the rest.
-    const part = (/** @type {Promise<any>} */ p) => withDeadline(p, this.timeoutMs / 2)
-    const [copies, placed] = await Promise.all([
-      Promise.allSettled(this.registries.map((r) => part(redis.mghBeat(r.shards, r.info, r.reaping, shard, ttlMs, text, REAP_LEASE_MS)))),
-      Promise.allSettled(sentinels.map((key) => part(redis.set(key, '1', 'NX'))))
-    ])
+    // Sent together; a master that is down costs only its part (#settle's partMs).
+    const settled = await this.#settle([
+      ...this.registries.map((r) => /** @type {Command} */ (['mghBeat', r.shards, r.info, r.reaping, shard, ttlMs, text, REAP_LEASE_MS])),
+      ...sentinels.map((key) => /** @type {Command} */ (['set', key, '1', 'NX']))
+    ], this.timeoutMs / 2)
+    const copies = settled.slice(0, this.registries.length)
+    const placed = settled.slice(this.registries.length)
     /** @type {{ copy: number, had: number, live: string[], dead: string[] }[]} */
     const answered = []
     copies.forEach((r, copy) => { if (r.status === 'fulfilled') answered.push({ copy, had: r.value[0], live: r.value[1], dead: r.value[2] }) })
@@ -327,8 +324,7 @@ export class RedisStore {
     // connects naming shards this store has not heard of costs Redis almost nothing.
     if (this.refreshing === null && Date.now() - this.refreshedAt >= REFRESH_MS) {
       this.refreshedAt = Date.now()
-      const redis = /** @type {any} */ (this.redis)
-      this.refreshing = Promise.allSettled(this.registries.map((r) => withDeadline(redis.mghLive(r.shards, r.info), this.timeoutMs / 2)))
+      this.refreshing = this.#settle(this.registries.map((r) => /** @type {Command} */ (['mghLive', r.shards, r.info])), this.timeoutMs / 2)
         .then((copies) => {
           const read = /** @type {string[][]} */ (copies.flatMap((r) => r.status === 'fulfilled' ? [r.value] : []))
           // None answered: the next beat reports a store that is down.
@@ -641,13 +637,16 @@ export class RedisStore {
   /**
    * Send a batch of commands together, as #exec does, and report how each one settled.
    * @param {Command[]} commands
+   * @param {number} [partMs] each command fails that long after being sent, whatever the others do: a
+   *   master that is down may not fail its commands at once (ioredis keeps them while it reconnects),
+   *   and what the rest answered is still read
    * @returns {Promise<PromiseSettledResult<any>[]>}
    */
-  async #settle (commands) {
+  async #settle (commands, partMs) {
     this.roundTrips++
     // commands by name (`redis[name]`): ioredis types each command apart, and these come as data
     const redis = /** @type {any} */ (this.redis)
-    return Promise.allSettled(commands.map(([name, ...args]) => redis[name](...args)))
+    return Promise.allSettled(commands.map(([name, ...args]) => partMs === undefined ? redis[name](...args) : withDeadline(redis[name](...args), partMs)))
   }
 }
 
