@@ -19,6 +19,7 @@
  *   mgh:{r}:sites     SET   the sites with usage (at most UsageLimits.maxSites)
  *   mgh:u:{<site>}:t  HASH  a site's usage totals: source → bytes
  *   mgh:u:{<site>}:m:<minute> HASH a site's usage in one minute (its start, ms): source → bytes; lives historyMs
+ *   mgh:u:{<site>}:i  ZSET  the minutes a site has usage in (start → start), what a read of its usage walks
  *   mgh:u:{<site>}:a  ZSET  a site's asset paths by the peer bytes they saved (the top USAGE_ASSETS_KEPT)
  *   mgh:bus:{<shard>} pub/sub channel of one coordinator (sharded pub/sub on a Cluster:
  *                     SPUBLISH reaches the one node the channel's slot lives on, not every node)
@@ -507,6 +508,8 @@ export class RedisStore {
       commands.push(['hincrby', usageKey(site, 't'), source, counts[source]], ['hincrby', minute, source, counts[source]])
     }
     commands.push(['pexpire', minute, historyMs])
+    // The index of the site's minutes, trimmed to those still kept: what siteUsage reads first.
+    commands.push(['zadd', usageKey(site, 'i'), minuteOf(at), minuteOf(at)], ['zremrangebyscore', usageKey(site, 'i'), '-inf', `(${Date.now() - historyMs - USAGE_MINUTE_MS}`], ['pexpire', usageKey(site, 'i'), historyMs + USAGE_MINUTE_MS])
     for (const [path, bytes] of assets) commands.push(['zincrby', usageKey(site, 'a'), bytes, path])
     if (assets.length > 0) commands.push(['zremrangebyrank', usageKey(site, 'a'), 0, -USAGE_ASSETS_KEPT - 1])
     await this.#exec(commands)
@@ -515,11 +518,9 @@ export class RedisStore {
 
   /** @type {Store['siteUsage']} */
   async siteUsage (site, since, top) {
-    // Every minute from `since` to now (a minute ahead, for shards whose clocks run fast): one
-    // pipelined read each, all in the site's slot.
-    const now = Date.now() + USAGE_MINUTE_MS
-    const starts = []
-    for (let m = minuteOf(Math.max(since, now - 31 * 86_400_000)); m <= now; m += USAGE_MINUTE_MS) starts.push(m)
+    // The minutes with usage from `since` on (the index), then one pipelined read each, all in the
+    // site's slot: a `since` long ago costs no more than the minutes kept.
+    const starts = (await this.redis.zrangebyscore(usageKey(site, 'i'), minuteOf(since), '+inf')).map(Number)
     /** @type {Command[]} */
     const commands = [['hgetall', usageKey(site, 't')], ['zrevrange', usageKey(site, 'a'), 0, Math.max(0, top) - 1, 'WITHSCORES'], ...starts.map((m) => /** @type {Command} */ (['hgetall', usageKey(site, `m:${m}`)]))]
     const [total, all, ...minutes] = await this.#exec(commands)
