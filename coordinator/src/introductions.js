@@ -35,14 +35,18 @@ export class Introductions {
    */
   add (peer, now, looked) {
     const known = this.peers.get(peer)
-    const live = known !== undefined && known.until > now
-    this.peers.delete(peer)
+    if (known !== undefined) {
+      const live = known.until > now
+      known.left = live && !looked ? known.left : this.budgetBytes
+      known.looked = looked || (live && known.looked)
+      known.until = now + this.ttlMs
+      // Renewed: the newest kept (a Map keeps the order entries were set in).
+      this.peers.delete(peer)
+      this.peers.set(peer, known)
+      return
+    }
     if (this.peers.size >= this.max) this.peers.delete(/** @type {string} */ (this.peers.keys().next().value))
-    this.peers.set(peer, {
-      until: now + this.ttlMs,
-      left: live && !looked ? known.left : this.budgetBytes,
-      looked: looked || (live && known.looked)
-    })
+    this.peers.set(peer, { until: now + this.ttlMs, left: this.budgetBytes, looked })
   }
 
   /**

@@ -152,7 +152,8 @@ export function isSignal (value) {
 function depthAtMost (value, depth) {
   if (value === null || typeof value !== 'object') return true
   if (depth === 0) return false
-  for (const child of Object.values(value)) if (!depthAtMost(child, depth - 1)) return false
+  // for…in rather than Object.values: no array per level (a decoded JSON value has no inherited keys)
+  for (const key in value) if (!depthAtMost(/** @type {Record<string, unknown>} */ (value)[key], depth - 1)) return false
   return true
 }
 

@@ -12,6 +12,7 @@ import { WebSocketServer } from 'ws'
 import { resolveConfig } from './config.js'
 import { ERRORS, LIMITS, MayghError, isSri } from '../../protocol/index.js'
 import { parseMessage } from './message-parser.js'
+import { Deadlines } from './deadlines.js'
 import { HANDLERS, ORDERED_TYPES, lateReply } from './handlers/index.js'
 import { Session } from './session.js'
 import { ClientLimits } from './client-limits.js'
@@ -114,6 +115,8 @@ export class Coordinator extends EventEmitter {
     this.shard = config.shardId === null ? suffix : `${config.shardId}.${suffix}`
     this.ownsStore = ownsStore
     this.store = store
+    /** when each request must be answered by (storeTimeoutMs after it arrived): one timer for all */
+    this.answerBy = new Deadlines(config.storeTimeoutMs)
     this.networks = new Networks(store)
     /** @type {Map<string, Session>} joined peers on this shard, by id */
     this.sessions = new Map()
@@ -140,7 +143,7 @@ export class Coordinator extends EventEmitter {
     this.publicUrl = ''
     /** set by drain(): no more joins */
     this.draining = false
-    /** @type {Map<string, string[]>} peers the store failed to remove (or to add, for a join that failed), to remove again */
+    /** @type {Map<string, readonly string[]>} peers the store failed to remove (or to add, for a join that failed), to remove again */
     this.orphans = new Map()
     this.httpUrl = ''
     this.stunUrl = ''
@@ -469,24 +472,28 @@ export class Coordinator extends EventEmitter {
     // MGH_ERR_STORE. What its handler does later is not sent.
     let answered = false
     const late = message.ref === undefined
-      ? undefined
-      : setTimeout(() => {
+      ? -1
+      : this.answerBy.start(() => {
         answered = true
         this.presence?.quiet()
         const reply = lateReply(message)
         if (reply === null) this.#replyError(session, new MayghError(ERRORS.MGH_ERR_STORE, 'the store did not answer in time'), message.ref)
         else session.send({ ...reply, ref: message.ref })
-      }, this.config.storeTimeoutMs)
+      })
     const run = async () => {
-      if (session.closed) return clearTimeout(late)
+      if (session.closed) return this.answerBy.settle(late)
       try {
         const reply = await handler(message, session, context)
-        clearTimeout(late)
-        if (reply !== undefined && !answered) session.send(message.ref === undefined ? reply : { ...reply, ref: message.ref })
+        this.answerBy.settle(late)
+        if (reply !== undefined && !answered) {
+          // Each handler's reply is a fresh object: the ref goes on it rather than on a copy.
+          if (message.ref !== undefined) /** @type {Record<string, unknown>} */ (reply).ref = message.ref
+          session.send(reply)
+        }
         // A join that finished after its socket closed: the close handler saw no peer; remove it here.
         if (session.closed && message.type === 'join') await this.#removePeer(session)
       } catch (err) {
-        clearTimeout(late)
+        this.answerBy.settle(late)
         if (!answered) this.#replyError(session, err, message.ref)
       }
     }
@@ -572,7 +579,7 @@ export class Coordinator extends EventEmitter {
    * Take a peer out of the store; when the store fails, keep it to retry
    * after the next beat that succeeds, so no gone peer stays listed.
    * @param {string} id
-   * @param {string[]} assets
+   * @param {readonly string[]} assets
    */
   async #forget (id, assets) {
     try {
@@ -587,7 +594,7 @@ export class Coordinator extends EventEmitter {
   /**
    * A peer the store may list though no session has it: removed after the next beat that succeeds.
    * @param {string} id
-   * @param {string[]} assets
+   * @param {readonly string[]} assets
    */
   #orphan (id, assets) {
     if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets)
@@ -730,5 +737,6 @@ export class Coordinator extends EventEmitter {
     if (this.http?.listening) await new Promise((resolve) => this.http?.close(resolve))
     await this.stun?.close()
     if (this.ownsStore) await this.store.close()
+    this.answerBy.clear()
   }
 }

@@ -84,9 +84,10 @@ export class Session {
    * or under `pairWithinNetwork` each prefixed with the peer's network
    * (`scope`), so that only lookups from that network find them.
    * @param {Iterable<string>} hashes
-   * @returns {string[]}
+   * @returns {readonly string[]} `hashes` itself when it is an array and there is no network prefix
    */
   keys (hashes) {
+    if (this.scope === '') return Array.isArray(hashes) ? hashes : Array.from(hashes)
     return Array.from(hashes, (hash) => this.scope + hash)
   }
 
@@ -129,8 +130,9 @@ export class Session {
    * @param {() => Promise<void>} task must not reject
    */
   enqueue (task) {
-    this.pending++
-    this.queue = this.queue.then(task).then(() => { this.pending-- })
+    // Nothing queued (the common case): start now, not a microtask later.
+    const run = this.pending++ === 0 ? task() : this.queue.then(task)
+    this.queue = run.then(() => { this.pending-- })
   }
 
   /**

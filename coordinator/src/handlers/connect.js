@@ -18,7 +18,9 @@ export async function connect (message, session, context) {
   const from = session.requirePeer().peerId
   const to = /** @type {string} */ (message.to)
   if (to === from) throw new MayghError(ERRORS.MGH_ERR_BAD_FIELD, '"to" must be another peer')
-  await relaySignal(from, to, /** @type {object} */ (message.signal), session, context)
+  // To this shard: delivered (or refused) already; to another: on its way over the bus.
+  const bus = relaySignal(from, to, /** @type {object} */ (message.signal), session, context)
+  if (bus !== undefined) await bus
   return message.ref === undefined ? undefined : { type: 'relayed', to }
 }
 
@@ -31,25 +33,38 @@ export async function connect (message, session, context) {
  * @param {Record<string, any>} original as the sender sent it (in privacy mode, held to relay candidates before it goes on)
  * @param {import('../session.js').Session} session
  * @param {import('./index.js').HandlerContext} context
- * @returns {Promise<void>} rejects with MGH_ERR_RELAY_ONLY, MGH_ERR_NOT_INTRODUCED, MGH_ERR_SIGNAL_BUDGET or MGH_ERR_UNKNOWN_PEER
+ * @returns {Promise<void> | undefined} to a peer on this shard, nothing: delivered when this returns
+ *   (no promise, no microtask: the common case, on the hot path); to a peer on another shard, the
+ *   hand-over to the bus. Throws (or rejects) MGH_ERR_RELAY_ONLY, MGH_ERR_NOT_INTRODUCED,
+ *   MGH_ERR_SIGNAL_BUDGET or MGH_ERR_UNKNOWN_PEER
  */
-export async function relaySignal (from, to, original, session, { store, relay, metrics, ice, shard: here }) {
+export function relaySignal (from, to, original, session, { store, relay, metrics, ice, shard: here }) {
   const signal = ice.pass(original)
   // Serialised once: what the introduction is charged is the frame its target is sent.
   const frame = relayFrame(from, signal)
   session.introduced().spend(to, frame.length, session.now())
   const shard = shardOfPeer(to)
   const started = performance.now()
-  if (shard === here) {
-    if (!relay.deliverFrame(to, from, frame)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
-    metrics.observeRelay('local', performance.now() - started)
-  } else {
-    // A shard started since the last beat is not known yet: read the registry once.
-    if (!store.isLive(shard)) await store.refresh()
-    if (!store.isLive(shard)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
-    // Sent together (one round trip): a signal for a peer that has left is dropped by its shard.
-    const [listed, heard] = await Promise.all([store.hasPeer(to), relay.forward(shard, to, from, signal)])
-    metrics.observeRelay('bus', performance.now() - started)
-    if (!listed || !heard) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
-  }
+  if (shard !== here) return viaBus(shard, to, from, signal, { store, relay, metrics }, started)
+  if (!relay.deliverFrame(to, from, frame)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
+  metrics.observeRelay('local', performance.now() - started)
+}
+
+/**
+ * A signal for a peer on another shard: to that shard over the store's bus.
+ * @param {string} shard
+ * @param {string} to
+ * @param {string} from
+ * @param {object} signal
+ * @param {Pick<import('./index.js').HandlerContext, 'store' | 'relay' | 'metrics'>} context
+ * @param {number} started when the relay began (performance.now)
+ */
+async function viaBus (shard, to, from, signal, { store, relay, metrics }, started) {
+  // A shard started since the last beat is not known yet: read the registry once.
+  if (!store.isLive(shard)) await store.refresh()
+  if (!store.isLive(shard)) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
+  // Sent together (one round trip): a signal for a peer that has left is dropped by its shard.
+  const [listed, heard] = await Promise.all([store.hasPeer(to), relay.forward(shard, to, from, signal)])
+  metrics.observeRelay('bus', performance.now() - started)
+  if (!listed || !heard) throw new MayghError(ERRORS.MGH_ERR_UNKNOWN_PEER, to)
 }

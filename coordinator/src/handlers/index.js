@@ -16,7 +16,7 @@
  * @property {(err: Error, context: string) => void} warn
  * @property {{ draining: boolean, alternates: () => string[], holdings: number }} coordinator what handlers ask of
  *   the coordinator: whether it drains, the alternates, and the holdings its peers list (against maxHoldings)
- * @property {(id: string, assets: string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
+ * @property {(id: string, assets: readonly string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
  * @property {import('../quarantine.js').Quarantine} quarantine reports and quarantine
  * @property {import('../networks.js').Networks} networks names visitors' networks (pairWithinNetwork)
  * @property {import('../usage.js').UsageTally} usage visitors' byte reports, summed per site

@@ -13,10 +13,20 @@ import { ERRORS, MayghError } from '../../../protocol/index.js'
 import { HolderRanking, rankKey } from '../policy/peer-selection.js'
 import { relaySignal } from './connect.js'
 
+/** @type {ReadonlySet<string>} the channels of an asker that names none */
+const NONE = new Set()
+
+/**
+ * One ranking reused by every lookup: each is filled and read between two
+ * awaits, so no two lookups ever hold it at once.
+ * @type {HolderRanking<string>}
+ */
+const ranking = new HolderRanking(1, '')
+
 /** @type {import('./index.js').Handler} */
 export async function lookup (message, session, context) {
   const asker = session.requirePeer().peerId
-  const connected = new Set(/** @type {string[]} */ (message.connected ?? []))
+  const connected = message.connected === undefined ? NONE : new Set(/** @type {string[]} */ (message.connected))
   /** @type {Record<string, any>} */
   let reply
   // The store's time and the lookups' outcomes are counted once per message, not per asset.
@@ -58,7 +68,7 @@ export async function lookup (message, session, context) {
  * @param {string} asker
  * @param {{ cid: string }[]} offers
  * @param {string[][]} lists the holders named, per asset, best first
- * @param {Set<string>} connected
+ * @param {ReadonlySet<string>} connected
  * @param {import('../session.js').Session} session
  * @param {import('./index.js').HandlerContext} context
  * @returns {Promise<Record<string, string>>} the cid each holder was handed, by peer id (a holder whose
@@ -73,15 +83,30 @@ async function handOffers (asker, offers, lists, connected, session, context) {
       if (peer !== undefined && !connected.has(peer) && !to.includes(peer) && to.length < offers.length) to.push(peer)
     }
   }
-  const sent = await Promise.all(to.map((peer, i) => relaySignal(asker, peer, offers[i], session, context).then(() => true, () => false)))
-  return Object.fromEntries(to.flatMap((peer, i) => sent[i] ? [[peer, offers[i].cid]] : []))
+  /** @type {Record<string, string>} */
+  const offered = {}
+  /** @type {Promise<void>[]} hand-overs to other shards' buses */
+  const bus = []
+  for (let i = 0; i < to.length; i++) {
+    const peer = to[i]
+    const cid = offers[i].cid
+    try {
+      const handing = relaySignal(asker, peer, offers[i], session, context)
+      if (handing === undefined) offered[peer] = cid
+      else bus.push(handing.then(() => { offered[peer] = cid }, () => {}))
+    } catch {
+      // Not delivered (the holder has left, or its budget is spent): not named.
+    }
+  }
+  if (bus.length > 0) await Promise.all(bus)
+  return offered
 }
 
 /**
  * The ranked holders of one asset, introduced to the asker.
  * @param {string} hash
  * @param {string} asker
- * @param {Set<string>} connected peers the asker has an open channel to (ranked first)
+ * @param {ReadonlySet<string>} connected peers the asker has an open channel to (ranked first)
  * @param {import('../session.js').Session} session
  * @param {import('./index.js').HandlerContext} context
  * @returns {Promise<string[]>}
@@ -97,8 +122,7 @@ async function holdersOf (hash, asker, connected, session, { store, config, metr
     warn(err, 'lookup failed')
     holders = []
   }
-  /** @type {HolderRanking<string>} */
-  const ranking = new HolderRanking(config.maxHolders, asker)
+  ranking.reset(config.maxHolders, asker)
   for (const { id, lastChosen } of holders) {
     const key = rankKey(connected.has(id), lastChosen)
     if (ranking.wants(id, key)) ranking.insert(id, key)

@@ -158,10 +158,11 @@ export class MemoryStore {
     // start, wrapping, counting only holders on live shards.
     const sample = []
     const n = set.ids.length
+    const now = this.now()
     let read = 0
     for (let pos = sampleStart(n, limit, this.random); pos !== -1; pos = sampleNext(pos, ++read, sample.length, n, limit)) {
       const id = set.ids[pos]
-      if (this.isLive(shardOfPeer(id))) sample.push({ id, lastChosen: set.chosen[pos] })
+      if (isLiveIn(this.shards, shardOfPeer(id), now)) sample.push({ id, lastChosen: set.chosen[pos] })
     }
     return sample
   }
@@ -274,7 +275,7 @@ export class MemoryStore {
 
   /**
    * @param {string} id a listed peer
-   * @param {string[]} hashes
+   * @param {readonly string[]} hashes
    */
   #add (id, hashes) {
     const assets = /** @type {Set<string>} */ (this.peers.get(id))
@@ -289,7 +290,7 @@ export class MemoryStore {
 
   /**
    * @param {string} id a listed peer
-   * @param {string[]} hashes
+   * @param {readonly string[]} hashes
    */
   #remove (id, hashes) {
     const assets = /** @type {Set<string>} */ (this.peers.get(id))

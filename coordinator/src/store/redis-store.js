@@ -37,6 +37,7 @@
 import { randomBytes } from 'node:crypto'
 import { Cluster, Redis } from 'ioredis'
 import calculateSlot from 'cluster-key-slot'
+import { Deadlines } from '../deadlines.js'
 import { USAGE_SOURCES, backoffDelay, shardOfPeer } from '../../../protocol/index.js'
 
 import { SALT_MS, USAGE_ASSETS_KEPT, USAGE_MINUTE_MS, isLiveIn, liveIn, minuteOf, noUsage } from './store.js'
@@ -193,17 +194,10 @@ export function parseClusterUrl (url) {
 const BOUNDED = /** @type {const} */ (['beat', 'leave', 'reapShard', 'addPeer', 'updatePeer', 'removePeer', 'sampleHolders', 'markChosen', 'hasPeer', 'getPeer', 'report', 'quarantine', 'isQuarantined', 'networkSalt', 'addUsage', 'siteUsage', 'usageSites', 'publish'])
 
 /**
- * @template T
- * @param {Promise<T>} promise
  * @param {number} ms
- * @returns {Promise<T>} the promise's outcome, or a rejection once `ms` have passed (what it does later is dropped)
+ * @returns {() => Error} the error of a store call not answered within `ms`
  */
-export function withDeadline (promise, ms) {
-  /** @type {ReturnType<typeof setTimeout> | undefined} */
-  let timer
-  const late = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms) })
-  return /** @type {Promise<T>} */ (Promise.race([promise, late]).finally(() => clearTimeout(timer)))
-}
+const lateError = (ms) => () => new Error(`the store did not answer within ${ms} ms`)
 
 /** @implements {Store} */
 export class RedisStore {
@@ -216,7 +210,6 @@ export class RedisStore {
     const cluster = parseClusterUrl(url)
     this.cluster = cluster !== null
     this.failsInParts = this.cluster
-    this.timeoutMs = timeoutMs
     const common = {
       lazyConnect: true,
       commandTimeout: timeoutMs,
@@ -269,10 +262,16 @@ export class RedisStore {
     // ioredis times a command from when it is sent, and an auto-pipelined command waits unsent behind
     // the pipeline before it: with Redis stalled, commands failed 1-2.5 s after a 1 s timeout. Each
     // call here settles within timeoutMs of being made, whatever its commands are doing.
+    // One timer for all the calls in flight (deadlines.js), and one for the parts of a batch (#settle).
+    const calls = new Deadlines(timeoutMs)
+    const late = lateError(timeoutMs)
+    /** what one command of a beat or a registry read may take (#settle) */
+    this.parts = new Deadlines(timeoutMs / 2)
+    this.partLate = lateError(timeoutMs / 2)
     const self = /** @type {Record<string, (...args: any[]) => Promise<unknown>>} */ (/** @type {unknown} */ (this))
     for (const name of BOUNDED) {
       const method = self[name]
-      self[name] = (...args) => withDeadline(method.apply(this, args), timeoutMs)
+      self[name] = (...args) => calls.bound(method.apply(this, args), late)
     }
   }
 
@@ -289,7 +288,7 @@ export class RedisStore {
     const settled = await this.#settle([
       ...this.registries.map((r) => /** @type {Command} */ (['mghBeat', r.shards, r.info, r.reaping, shard, ttlMs, text, REAP_LEASE_MS])),
       ...sentinels.map((key) => /** @type {Command} */ (['set', key, '1', 'NX']))
-    ], this.timeoutMs / 2)
+    ], true)
     const copies = settled.slice(0, this.registries.length)
     const placed = settled.slice(this.registries.length)
     /** @type {{ copy: number, had: number, live: string[], dead: string[] }[]} */
@@ -325,7 +324,7 @@ export class RedisStore {
     // connects naming shards this store has not heard of costs Redis almost nothing.
     if (this.refreshing === null && Date.now() - this.refreshedAt >= REFRESH_MS) {
       this.refreshedAt = Date.now()
-      this.refreshing = this.#settle(this.registries.map((r) => /** @type {Command} */ (['mghLive', r.shards, r.info])), this.timeoutMs / 2)
+      this.refreshing = this.#settle(this.registries.map((r) => /** @type {Command} */ (['mghLive', r.shards, r.info])), true)
         .then((copies) => {
           const read = /** @type {string[][]} */ (copies.flatMap((r) => r.status === 'fulfilled' ? [r.value] : []))
           // None answered: the next beat reports a store that is down.
@@ -638,16 +637,16 @@ export class RedisStore {
   /**
    * Send a batch of commands together, as #exec does, and report how each one settled.
    * @param {Command[]} commands
-   * @param {number} [partMs] each command fails that long after being sent, whatever the others do: a
-   *   master that is down may not fail its commands at once (ioredis keeps them while it reconnects),
-   *   and what the rest answered is still read
+   * @param {boolean} [inParts] each command fails half the store's timeout after being sent, whatever
+   *   the others do: a master that is down may not fail its commands at once (ioredis keeps them while
+   *   it reconnects), and what the rest answered is still read
    * @returns {Promise<PromiseSettledResult<any>[]>}
    */
-  async #settle (commands, partMs) {
+  async #settle (commands, inParts = false) {
     this.roundTrips++
     // commands by name (`redis[name]`): ioredis types each command apart, and these come as data
     const redis = /** @type {any} */ (this.redis)
-    return Promise.allSettled(commands.map(([name, ...args]) => partMs === undefined ? redis[name](...args) : withDeadline(redis[name](...args), partMs)))
+    return Promise.allSettled(commands.map(([name, ...args]) => inParts ? this.parts.bound(redis[name](...args), this.partLate) : redis[name](...args)))
   }
 }
 

@@ -48,12 +48,12 @@
  *   take `shard` out of the registry (its peers are already removed)
  * @property {(shard: string) => Promise<void>} reapShard
  *   remove every peer a dead shard left behind
- * @property {(id: string, assets: string[]) => Promise<void>} addPeer
+ * @property {(id: string, assets: readonly string[]) => Promise<void>} addPeer
  *   put a peer in the client map and list it as a holder of `assets`; for a peer
  *   already listed (listed again after the store lost data), entries it has keep their times
- * @property {(id: string, added: string[], removed: string[]) => Promise<void>} updatePeer
+ * @property {(id: string, added: readonly string[], removed: readonly string[]) => Promise<void>} updatePeer
  *   apply an exact change to what an online peer holds
- * @property {(id: string, assets: string[]) => Promise<void>} removePeer
+ * @property {(id: string, assets: readonly string[]) => Promise<void>} removePeer
  *   take a peer (holding exactly `assets`) out of every map
  * @property {(hash: string, limit: number) => Promise<Holder[]>} sampleHolders
  *   up to `limit` holders of `hash` on live shards, a random sample when there are more
