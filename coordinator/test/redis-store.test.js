@@ -70,3 +70,40 @@ test('RedisStore: connect fails fast with a clear error when Redis is down', asy
   await assert.rejects(store.connect(), /ECONNREFUSED|Connection is closed/)
   redis.disconnect()
 })
+
+test('RedisStore on one Redis: the hot calls of every client in one turn go as one script call, in order; one that fails fails alone', async () => {
+  const store = await freshStore()
+  try {
+    await store.beat('sa', info, 60_000)
+    await admin.set(`mgh:h:{${h('broken')}}`, 'not a hash')
+    // Script calls Redis ran (the first may be an EVAL, after an EVALSHA of a script not yet loaded is refused).
+    const scripts = async () => [...(await admin.info('commandstats')).matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0)
+    const calls = await scripts()
+    const before = store.roundTrips
+    // Two clients' worth of calls made in one turn: a join, a lookup of what it holds, a mark, a
+    // lookup that sees the mark, a lookup of a key of the wrong type, a change and a leave.
+    const results = await Promise.allSettled([
+      store.addPeer(pid('sa', 'p1'), [h('a'), h('b')]),
+      store.sampleHolders(h('a'), 8),
+      store.markChosen(h('a'), pid('sa', 'p1'), 42),
+      store.sampleHolders(h('a'), 8),
+      store.sampleHolders(h('broken'), 8),
+      store.addPeer(pid('sa', 'p2'), [h('a')]),
+      store.updatePeer(pid('sa', 'p2'), [h('c')], [h('a')]),
+      store.removePeer(pid('sa', 'p1'), [h('a'), h('b')])
+    ])
+    assert.equal(store.roundTrips - before, 1, 'one script call')
+    assert.equal(await scripts() - calls, 1)
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'])
+    assert.deepEqual(/** @type {PromiseFulfilledResult<any>} */ (results[1]).value, [{ id: pid('sa', 'p1'), lastChosen: 0 }])
+    assert.deepEqual(/** @type {PromiseFulfilledResult<any>} */ (results[3]).value, [{ id: pid('sa', 'p1'), lastChosen: 42 }], 'the mark made before it')
+    assert.match(String(/** @type {PromiseRejectedResult} */ (results[4]).reason), /WRONGTYPE/)
+    assert.deepEqual(await admin.hgetall(`mgh:h:{${h('a')}}`), {}, 'p2 moved from a to c, p1 left')
+    assert.deepEqual(await admin.hgetall(`mgh:h:{${h('c')}}`), { [pid('sa', 'p2')]: '0' })
+    assert.deepEqual(await admin.smembers(`mgh:a:{${pid('sa', 'p2')}}`), [h('c')])
+    assert.equal(await admin.exists(`mgh:a:{${pid('sa', 'p1')}}`), 0)
+    assert.deepEqual(await admin.smembers('mgh:s:{sa}'), [pid('sa', 'p2')])
+  } finally {
+    await store.close()
+  }
+})

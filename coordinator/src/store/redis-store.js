@@ -24,12 +24,13 @@
  *   mgh:bus:{<shard>} pub/sub channel of one coordinator (sharded pub/sub on a Cluster:
  *                     SPUBLISH reaches the one node the channel's slot lives on, not every node)
  *
- * A lookup is one command (HRANDFIELD … WITHVALUES): a random sample of the
+ * A lookup reads one HRANDFIELD … WITHVALUES: a random sample of the
  * holders with the times the ranking needs; a holder is online when the shard
  * its id names is live, which every shard knows from its last beat, so nothing
- * is read per candidate. Every change is one batch of commands sent together,
- * auto-pipelined (one write per node; on a Cluster, one round trip to each node
- * the keys live on). A beat is one Lua script on each copy of the registry
+ * is read per candidate. On one Redis, the lookups, marks, joins, changes and
+ * leaves of every client in one turn of the event loop go as one script call
+ * (redis-batch.js). On a Cluster each is a command, or a batch of commands sent
+ * together, auto-pipelined (one round trip to each node the keys live on). A beat is one Lua script on each copy of the registry
  * (one copy on one Redis, three on a Cluster), run on Redis's clock so that
  * shards on different hosts agree on expiry, plus one `SET NX` per master for
  * the sentinels; all sent together.
@@ -38,6 +39,7 @@ import { randomBytes } from 'node:crypto'
 import { Cluster, Redis } from 'ioredis'
 import calculateSlot from 'cluster-key-slot'
 import { Deadlines } from '../deadlines.js'
+import { RedisBatch } from './redis-batch.js'
 import { USAGE_SOURCES, backoffDelay, shardOfPeer } from '../../../protocol/index.js'
 
 import { SALT_MS, USAGE_ASSETS_KEPT, USAGE_MINUTE_MS, isLiveIn, liveIn, minuteOf, noUsage } from './store.js'
@@ -127,26 +129,6 @@ return out`
 const MARK_LUA = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0"
 
 /**
- * A change to one peer's holdings as one command, on one Redis (a Cluster
- * spreads these keys over slots, so there it is a batch). KEYS: the peer's
- * asset set, then one holder list per hash; ARGV: the peer id, how many of the
- * hashes are removals (they come first), then the hashes in the keys' order.
- */
-const CHANGE_LUA = `
-local id = ARGV[1]
-local removals = tonumber(ARGV[2])
-for i = 2, #KEYS do
-  if i - 1 <= removals then
-    redis.call('SREM', KEYS[1], ARGV[i + 1])
-    redis.call('HDEL', KEYS[i], id)
-  else
-    redis.call('SADD', KEYS[1], ARGV[i + 1])
-    redis.call('HSETNX', KEYS[i], id, 0)
-  end
-end
-return 0`
-
-/**
  * A report (KEYS: the subject's reports; ARGV: reporter, at, window ms): adds
  * or renews the reporter, drops reports older than the window, and returns how
  * many distinct reporters are left; the key lives one window past the last report.
@@ -189,6 +171,18 @@ export function parseClusterUrl (url) {
 }
 
 /** @typedef {[string, ...(string | number)[]]} Command */
+
+/**
+ * A peer's change as one operation of a batch (redis-batch.js): removals first.
+ * @param {string} id
+ * @param {readonly string[]} removed
+ * @param {readonly string[]} added
+ * @returns {import('./redis-batch.js').Operation}
+ */
+function changeOp (id, removed, added) {
+  const hashes = [...removed, ...added]
+  return ['c', 3 + 2 * hashes.length, assetsKey(id), id, removed.length, ...hashes.map(holdersKey), ...hashes]
+}
 
 /** The store's calls that talk to Redis: each settles within the store's timeout (see the constructor). */
 const BOUNDED = /** @type {const} */ (['beat', 'leave', 'reapShard', 'addPeer', 'updatePeer', 'removePeer', 'sampleHolders', 'markChosen', 'hasPeer', 'getPeer', 'report', 'quarantine', 'isQuarantined', 'networkSalt', 'addUsage', 'siteUsage', 'usageSites', 'publish'])
@@ -235,8 +229,8 @@ export class RedisStore {
     this.redis.defineCommand('mghMark', { numberOfKeys: 1, lua: MARK_LUA })
     this.redis.defineCommand('mghLive', { numberOfKeys: 2, lua: READ_LUA })
     this.redis.defineCommand('mghReport', { numberOfKeys: 1, lua: REPORT_LUA })
-    // No numberOfKeys: the count comes first in each call.
-    this.redis.defineCommand('mghChange', { lua: CHANGE_LUA })
+    /** @type {RedisBatch | null} on one Redis, the hot calls of each turn of the event loop as one script call */
+    this.batch = this.redis instanceof Redis ? new RedisBatch(this.redis, () => { this.roundTrips++ }) : null
     quietErrors(this.redis)
     /** @type {Redis | Cluster | null} */
     this.subscriber = null
@@ -398,6 +392,10 @@ export class RedisStore {
 
   /** @type {Store['addPeer']} */
   async addPeer (id, assets) {
+    if (this.batch !== null) {
+      await this.batch.run(['j', 2, shardPeersKey(shardOfPeer(id)), id], changeOp(id, [], assets))
+      return
+    }
     /** @type {Command[]} */
     const batch = [['sadd', shardPeersKey(shardOfPeer(id)), id]]
     if (assets.length > 0) batch.push(['sadd', assetsKey(id), ...assets])
@@ -408,9 +406,8 @@ export class RedisStore {
   /** @type {Store['updatePeer']} */
   async updatePeer (id, added, removed) {
     if (added.length === 0 && removed.length === 0) return
-    if (!this.cluster) {
-      const hashes = [...removed, ...added]
-      await this.#exec([['mghChange', 1 + hashes.length, assetsKey(id), ...hashes.map(holdersKey), id, removed.length, ...hashes]])
+    if (this.batch !== null) {
+      await this.batch.run(changeOp(id, removed, added))
       return
     }
     /** @type {Command[]} */
@@ -424,6 +421,10 @@ export class RedisStore {
 
   /** @type {Store['removePeer']} */
   async removePeer (id, assets) {
+    if (this.batch !== null) {
+      await this.batch.run(changeOp(id, assets, []), ['l', 3, shardPeersKey(shardOfPeer(id)), id, assetsKey(id)])
+      return
+    }
     /** @type {Command[]} */
     const batch = [['srem', shardPeersKey(shardOfPeer(id)), id], ['del', assetsKey(id)]]
     for (const hash of assets) batch.push(['hdel', holdersKey(hash), id])
@@ -432,8 +433,13 @@ export class RedisStore {
 
   /** @type {Store['sampleHolders']} */
   async sampleHolders (hash, limit) {
-    this.roundTrips++
-    const fields = /** @type {string[]} */ (await this.redis.hrandfield(holdersKey(hash), limit, 'WITHVALUES'))
+    let fields
+    if (this.batch !== null) {
+      fields = await this.batch.sample(holdersKey(hash), limit)
+    } else {
+      this.roundTrips++
+      fields = /** @type {string[]} */ (await this.redis.hrandfield(holdersKey(hash), limit, 'WITHVALUES'))
+    }
     // A shard started since the last beat (or a dead one not yet reaped): read
     // the registry first; reads are shared and spaced out (refresh()).
     for (let i = 0; i < fields.length; i += 2) {
@@ -454,6 +460,10 @@ export class RedisStore {
 
   /** @type {Store['markChosen']} */
   async markChosen (hash, id, at) {
+    if (this.batch !== null) {
+      await this.batch.run(['m', 3, holdersKey(hash), id, at])
+      return
+    }
     this.roundTrips++
     await /** @type {any} */ (this.redis).mghMark(holdersKey(hash), id, at)
   }

@@ -1,0 +1,137 @@
+/**
+ * The hot store calls of a coordinator on one Redis — a lookup's sample, its
+ * mark, a peer's join, change and leave — gathered from every client over one
+ * turn of the event loop and sent as one script call, which runs them in the
+ * order they were made and answers each.
+ *
+ * One command per turn instead of one to three per request: ioredis builds a
+ * Command, a promise and a parser state per command (a third of the
+ * coordinator's CPU on Redis), and Redis dispatches each one it is sent.
+ * ioredis's auto-pipelining groups the commands of one tick, which is one
+ * client's frame; this groups those of every frame read in one turn (they are
+ * handled one after another, then `setImmediate` sends what they asked), at
+ * the cost of that turn's wait. A lookup's mark rides with the lookups after
+ * it, so the next lookup still sees it.
+ *
+ * One Redis only: the script reaches keys it is not given as KEYS, which a
+ * Cluster forbids (its keys are on many nodes); there every call stays a
+ * command of its own. Each operation runs under `redis.pcall`, so one that
+ * fails fails alone.
+ */
+
+/**
+ * ARGV: operations one after another, each its code, its argument count, its arguments:
+ *   s key limit                       → HRANDFIELD key limit WITHVALUES
+ *   m key id at                       → sets id's time in key if id is still there; 0
+ *   c set id removals key… hash…      → a peer's change: the first `removals` hashes leave set
+ *                                       and their key, the others join; 0
+ *   j shardSet id                     → SADD shardSet id (a join, with a `c` for what it holds)
+ *   l shardSet id set                 → SREM shardSet id, DEL set (a leave, after its `c`)
+ * Returns one reply per operation (an error reply for one that failed).
+ */
+const BATCH_LUA = `
+local out = {}
+local i = 1
+local function change (set, id, removals, first, count)
+  for k = 0, count - 1 do
+    local key, hash = ARGV[first + k], ARGV[first + count + k]
+    if k < removals then
+      redis.call('SREM', set, hash)
+      redis.call('HDEL', key, id)
+    else
+      redis.call('SADD', set, hash)
+      redis.call('HSETNX', key, id, 0)
+    end
+  end
+  return 0
+end
+local function mark (key, id, at)
+  if redis.call('HEXISTS', key, id) == 1 then redis.call('HSET', key, id, at) end
+  return 0
+end
+while i <= #ARGV do
+  local op, n = ARGV[i], tonumber(ARGV[i + 1])
+  local a = i + 2
+  local ok, reply
+  if op == 's' then
+    ok, reply = pcall(redis.call, 'HRANDFIELD', ARGV[a], ARGV[a + 1], 'WITHVALUES')
+  elseif op == 'm' then
+    ok, reply = pcall(mark, ARGV[a], ARGV[a + 1], ARGV[a + 2])
+  elseif op == 'c' then
+    ok, reply = pcall(change, ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), a + 3, (n - 3) / 2)
+  elseif op == 'j' then
+    ok, reply = pcall(redis.call, 'SADD', ARGV[a], ARGV[a + 1])
+  elseif op == 'l' then
+    ok, reply = pcall(function () redis.call('SREM', ARGV[a], ARGV[a + 1]) return redis.call('DEL', ARGV[a + 2]) end)
+  else
+    ok, reply = false, 'unknown operation ' .. tostring(op)
+  end
+  if ok then out[#out + 1] = reply else out[#out + 1] = { err = tostring(reply.err or reply) } end
+  i = a + n
+end
+return out`
+
+/** @typedef {(string | number)[]} Operation its code, its argument count, its arguments (BATCH_LUA) */
+
+export class RedisBatch {
+  /**
+   * @param {import('ioredis').Redis} redis one Redis (not a Cluster)
+   * @param {() => void} onSend called once per script call sent (the store counts its round trips)
+   */
+  constructor (redis, onSend) {
+    redis.defineCommand('mghBatch', { numberOfKeys: 0, lua: BATCH_LUA })
+    this.redis = /** @type {import('ioredis').Redis & { mghBatch: (...args: (string | number)[]) => Promise<unknown[]> }} */ (redis)
+    this.onSend = onSend
+    /** @type {(string | number)[]} the operations asked for this turn, flat */
+    this.args = []
+    /** @type {{ resolve: (replies: unknown[]) => void, reject: (err: Error) => void, count: number }[]} each caller, and how many operations are its */
+    this.waiters = []
+    this.scheduled = false
+    this.send = () => this.#send()
+  }
+
+  /**
+   * Ask for `operations` in this turn's script call.
+   * @param {Operation[]} operations
+   * @returns {Promise<unknown[]>} their replies in order; rejects with the first that failed
+   */
+  run (...operations) {
+    for (const op of operations) for (const a of op) this.args.push(a)
+    if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(this.send)
+    }
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject, count: operations.length }))
+  }
+
+  /**
+   * @param {string} key an asset's holders
+   * @param {number} limit
+   * @returns {Promise<string[]>} HRANDFIELD … WITHVALUES: id, time, id, time…
+   */
+  async sample (key, limit) {
+    const [fields] = await this.run(['s', 2, key, limit])
+    return /** @type {string[]} */ (fields)
+  }
+
+  #send () {
+    this.scheduled = false
+    const args = this.args
+    const waiters = this.waiters
+    this.args = []
+    this.waiters = []
+    this.onSend()
+    this.redis.mghBatch(...args).then((replies) => {
+      let at = 0
+      for (const { resolve, reject, count } of waiters) {
+        const mine = replies.slice(at, at + count)
+        at += count
+        const failed = mine.find((r) => r instanceof Error)
+        if (failed === undefined) resolve(mine)
+        else reject(/** @type {Error} */ (failed))
+      }
+    }, (err) => {
+      for (const { reject } of waiters) reject(err)
+    })
+  }
+}
