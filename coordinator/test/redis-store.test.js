@@ -2,6 +2,7 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
 import { RedisStore } from '../src/store/redis-store.js'
+import { MAX_BATCH_ARGS } from '../src/store/redis-batch.js'
 import { startRedisServer } from '../../test/support/redis-server.js'
 import { storeContract, h, pid } from './store-contract.js'
 
@@ -103,6 +104,23 @@ test('RedisStore on one Redis: the hot calls of every client in one turn go as o
     assert.deepEqual(await admin.smembers(`mgh:a:{${pid('sa', 'p2')}}`), [h('c')])
     assert.equal(await admin.exists(`mgh:a:{${pid('sa', 'p1')}}`), 0)
     assert.deepEqual(await admin.smembers('mgh:s:{sa}'), [pid('sa', 'p2')])
+  } finally {
+    await store.close()
+  }
+})
+
+test('RedisStore on one Redis: a turn that asks more than one script call carries goes as several (3,000 joins at once)', async () => {
+  const store = await freshStore()
+  try {
+    await store.beat('sa', info, 60_000)
+    const before = store.roundTrips
+    const ids = Array.from({ length: 3_000 }, (_, i) => pid('sa', `p${i}`))
+    await Promise.all(ids.map((id, i) => store.addPeer(id, [h(`a${i % 7}`), h('shared')])))
+    const calls = store.roundTrips - before
+    const args = 13 // per join of 2 assets: its 'j' (4) and its 'c' (9)
+    assert.ok(calls >= Math.floor(3_000 * args / MAX_BATCH_ARGS) && calls <= Math.ceil(3_000 * args / MAX_BATCH_ARGS) + 1, `${calls} script calls`)
+    assert.equal(await admin.hlen(`mgh:h:{${h('shared')}}`), 3_000)
+    assert.equal(await admin.scard('mgh:s:{sa}'), 3_000)
   } finally {
     await store.close()
   }

@@ -73,6 +73,13 @@ return out`
 
 /** @typedef {(string | number)[]} Operation its code, its argument count, its arguments (BATCH_LUA) */
 
+/**
+ * Arguments a script call carries at most: past them, what has been asked
+ * goes at once and a new call starts (10,000 clients joining in one turn
+ * would otherwise hold Redis in one script for as long as all of their work takes).
+ */
+export const MAX_BATCH_ARGS = 4096
+
 export class RedisBatch {
   /**
    * @param {import('ioredis').Redis} redis one Redis (not a Cluster)
@@ -80,7 +87,7 @@ export class RedisBatch {
    */
   constructor (redis, onSend) {
     redis.defineCommand('mghBatch', { numberOfKeys: 0, lua: BATCH_LUA })
-    this.redis = /** @type {import('ioredis').Redis & { mghBatch: (...args: (string | number)[]) => Promise<unknown[]> }} */ (redis)
+    this.redis = /** @type {import('ioredis').Redis & { mghBatch: (args: (string | number)[]) => Promise<unknown[]> }} */ (redis)
     this.onSend = onSend
     /** @type {(string | number)[]} the operations asked for this turn, flat */
     this.args = []
@@ -97,11 +104,14 @@ export class RedisBatch {
    */
   run (...operations) {
     for (const op of operations) for (const a of op) this.args.push(a)
-    if (!this.scheduled) {
+    const reply = new Promise((resolve, reject) => this.waiters.push({ resolve, reject, count: operations.length }))
+    if (this.args.length >= MAX_BATCH_ARGS) {
+      this.#send()
+    } else if (!this.scheduled) {
       this.scheduled = true
       setImmediate(this.send)
     }
-    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject, count: operations.length }))
+    return /** @type {Promise<unknown[]>} */ (reply)
   }
 
   /**
@@ -118,20 +128,35 @@ export class RedisBatch {
     this.scheduled = false
     const args = this.args
     const waiters = this.waiters
+    if (waiters.length === 0) return
     this.args = []
     this.waiters = []
     this.onSend()
-    this.redis.mghBatch(...args).then((replies) => {
-      let at = 0
-      for (const { resolve, reject, count } of waiters) {
-        const mine = replies.slice(at, at + count)
-        at += count
-        const failed = mine.find((r) => r instanceof Error)
-        if (failed === undefined) resolve(mine)
-        else reject(/** @type {Error} */ (failed))
-      }
-    }, (err) => {
+    // One array, not spread: a call's arguments would overflow the stack long before Redis minds.
+    this.redis.mghBatch(args).then((replies) => answer(waiters, replies), (err) => {
       for (const { reject } of waiters) reject(err)
     })
+  }
+}
+
+/**
+ * Hand each caller its operations' replies, or the first of them that failed.
+ * @param {{ resolve: (replies: unknown[]) => void, reject: (err: Error) => void, count: number }[]} waiters
+ * @param {unknown} replies the script's
+ */
+function answer (waiters, replies) {
+  const total = waiters.reduce((n, w) => n + w.count, 0)
+  if (!Array.isArray(replies) || replies.length !== total) {
+    const err = new Error(`the store's batch answered ${Array.isArray(replies) ? replies.length : typeof replies} for ${total} operations`)
+    for (const { reject } of waiters) reject(err)
+    return
+  }
+  let at = 0
+  for (const { resolve, reject, count } of waiters) {
+    const mine = replies.slice(at, at + count)
+    at += count
+    const failed = mine.find((r) => r instanceof Error)
+    if (failed === undefined) resolve(mine)
+    else reject(/** @type {Error} */ (failed))
   }
 }
