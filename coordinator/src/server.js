@@ -697,7 +697,7 @@ export class Coordinator extends EventEmitter {
     const scope = this.config.pairWithinNetwork ? `${await this.networks.name(req.socket.remoteAddress ?? '')}/` : ''
     const started = performance.now()
     try {
-      const found = await Promise.all(hashes.map((hash) => this.store.sampleHolders(scope + hash, 1)))
+      const found = await this.store.sampleHolders(hashes.map((hash) => scope + hash), 1)
       this.metrics.countHeldCheck()
       // An asset nobody holds goes to the origin with no lookup of its page's: counted as the lookup
       // that missed (a held one is counted by the lookup its page makes next).

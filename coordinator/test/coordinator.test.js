@@ -6,7 +6,7 @@ import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
 import { TestClient } from './test-client.js'
 import { signJoinToken } from '../src/join-token.js'
-import { h, peerRemoved } from './store-contract.js'
+import { h, peerRemoved, sample } from './store-contract.js'
 
 /**
  * Resolves once peer `id` is gone from `coordinator` (its socket closed by the
@@ -601,7 +601,7 @@ describe('coordinator limits and liveness', () => {
     await coordinator.close()
     assert.equal(await closed, 1012)
     assert.equal(await store.getPeer(id), null)
-    assert.deepEqual(await store.sampleHolders(h('c'), 10), [])
+    assert.deepEqual(await sample(store, h('c'), 10), [])
     assert.equal(store.isLive(coordinator.shard), false)
   })
 })

@@ -20,6 +20,7 @@ import { parseMessage, validateMessage } from '../src/message-parser.js'
 import { startCoordinator } from '../src/server.js'
 import { endingArb, frameArb, fuzzSeed, hashArb, mutatedMessageArb, sessionArb, validMessageArb } from './fuzz-arbitraries.js'
 import { CLOSE_CODES, FrameFuzzer, WellBehavedPair, newTally } from './fuzz-clients.js'
+import { sample } from './store-contract.js'
 
 const SEED = fuzzSeed()
 const REPRODUCE = `(seed ${SEED}: MAYGH_FUZZ_SEED=${SEED} reproduces)`
@@ -232,6 +233,6 @@ describe(`coordinator under fuzzing over real sockets ${REPRODUCE}`, () => {
     // once everyone has left, nothing of them is left: no peer, no holding counted, no holder listed
     assert.equal(coordinator.sessions.size, 0)
     assert.equal(coordinator.holdings, 0, 'holdings counted for peers that have left')
-    for (const hash of targets.hashes) assert.deepEqual(await coordinator.store.sampleHolders(hash, 1000), [], 'a holder listed after every peer left')
+    for (const hash of targets.hashes) assert.deepEqual(await sample(coordinator.store, hash, 1000), [], 'a holder listed after every peer left')
   })
 })

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis'
 import { RedisStore } from '../src/store/redis-store.js'
 import { MAX_BATCH_ARGS } from '../src/store/redis-batch.js'
 import { startRedisServer } from '../../test/support/redis-server.js'
-import { storeContract, h, pid } from './store-contract.js'
+import { storeContract, h, pid, sample } from './store-contract.js'
 
 /** @type {Awaited<ReturnType<typeof startRedisServer>>} */
 let server
@@ -85,10 +85,10 @@ test('RedisStore on one Redis: the hot calls of every client in one turn go as o
     // lookup that sees the mark, a lookup of a key of the wrong type, a change and a leave.
     const results = await Promise.allSettled([
       store.addPeer(pid('sa', 'p1'), [h('a'), h('b')]),
-      store.sampleHolders(h('a'), 8),
-      store.markChosen(h('a'), pid('sa', 'p1'), 42),
-      store.sampleHolders(h('a'), 8),
-      store.sampleHolders(h('broken'), 8),
+      sample(store, h('a'), 8),
+      store.markChosen([[h('a'), pid('sa', 'p1')]], 42),
+      sample(store, h('a'), 8),
+      sample(store, h('broken'), 8),
       store.addPeer(pid('sa', 'p2'), [h('a')]),
       store.updatePeer(pid('sa', 'p2'), [h('c')], [h('a')]),
       store.removePeer(pid('sa', 'p1'), [h('a'), h('b')])

@@ -84,7 +84,7 @@ async function coordinatorSide (c) {
   await store.beat(SHARD, { url: '', peers: 0, holdings: 0 }, 1000)
   for (const h of c.holders) {
     await store.addPeer(idOf(h.client), h.assets.map((/** @type {number} */ a) => HASHES[a]))
-    for (const a of h.assets) await store.markChosen(HASHES[a], idOf(h.client), h.times[a])
+    for (const a of h.assets) await store.markChosen([[HASHES[a], idOf(h.client)]], h.times[a])
   }
   let now = latest(c)
   const config = { candidateSample: c.maxHolders + c.extraSample, maxHolders: c.maxHolders }
@@ -114,7 +114,7 @@ async function coordinatorSide (c) {
     // reads it all from its start without a random draw.
     /** @type {[number, number][][]} per asset, [client, lastChosen] */
     const entries = []
-    for (const h of HASHES) entries.push((await store.sampleHolders(h, 1e9)).map(({ id, lastChosen }) => /** @type {[number, number]} */ ([clientOf(id), lastChosen])))
+    for (const h of HASHES) entries.push((await store.sampleHolders([h], 1e9))[0].map(({ id, lastChosen }) => /** @type {[number, number]} */ ([clientOf(id), lastChosen])))
     steps.push({ peers, entries })
   }
   return { steps, next: random.u32() }

@@ -17,8 +17,8 @@ import { relaySignal } from './connect.js'
 const NONE = new Set()
 
 /**
- * One ranking reused by every lookup: each is filled and read between two
- * awaits, so no two lookups ever hold it at once.
+ * One ranking reused by every asset of every lookup: each is filled and read
+ * with no await in between, so no two ever hold it at once.
  * @type {HolderRanking<string>}
  */
 const ranking = new HolderRanking(1, '')
@@ -27,37 +27,45 @@ const ranking = new HolderRanking(1, '')
 export async function lookup (message, session, context) {
   const asker = session.requirePeer().peerId
   const connected = message.connected === undefined ? NONE : new Set(/** @type {string[]} */ (message.connected))
+  const many = message.hashes !== undefined
+  const hashes = /** @type {string[]} */ (many ? [...new Set(/** @type {string[]} */ (message.hashes))] : [message.hash])
+  // The frame took one message of the rate limit; a batch costs one per asset, as the lookups one by one would.
+  if (many && !session.takeToken(hashes.length - 1)) throw new MayghError(ERRORS.MGH_ERR_RATE_LIMITED, `a lookup of ${hashes.length} assets is over the rate`)
+  const { store, config, metrics, counters, clock, warn } = context
+  // One store call for every asset of the message; its time and the lookups' outcomes are counted once.
+  const started = performance.now()
+  /** @type {import('../store/store.js').Holder[][]} */
+  let samples
+  try {
+    // Under pairWithinNetwork, the holders listed under the asker's network only (Session.keys).
+    samples = await store.sampleHolders(session.keys(hashes), config.candidateSample)
+  } catch (err) {
+    // A store that is down or slow answers "no holders": the page goes to the origin at once.
+    warn(/** @type {Error} */ (err), 'lookup failed')
+    samples = hashes.map(() => [])
+  }
+  metrics.observeStore('lookup', performance.now() - started)
+  /** @type {[string, string][]} each asset's first holder, marked as chosen (step 3) */
+  const marks = []
+  const peers = samples.map((holders, i) => rank(holders, session.scope + hashes[i], asker, connected, session, context, marks))
+  // Not awaited: the store runs one connection's calls in order, so the next lookup already sees these choices.
+  if (marks.length > 0) store.markChosen(marks, clock()).catch((err) => warn(err, 'markChosen failed'))
+  const hits = peers.reduce((n, p) => p.length > 0 ? n + 1 : n, 0)
+  counters.lookups += hashes.length
+  counters.lookupHits += hits
+  metrics.countLookups(hits, hashes.length - hits)
   /** @type {Record<string, any>} */
   let reply
-  // The store's time and the lookups' outcomes are counted once per message, not per asset.
-  const started = performance.now()
-  let hits = 0
-  if (message.hashes === undefined) {
-    const hash = /** @type {string} */ (message.hash)
-    const peers = await holdersOf(hash, asker, connected, session, context)
-    if (peers.length > 0) hits++
-    reply = { type: 'holders', hash, peers }
-  } else {
-    const hashes = [...new Set(/** @type {string[]} */ (message.hashes))]
-    // The frame took one message of the rate limit; the batch costs one per asset, as the lookups one by one would.
-    if (!session.takeToken(hashes.length - 1)) throw new MayghError(ERRORS.MGH_ERR_RATE_LIMITED, `a lookup of ${hashes.length} assets is over the rate`)
-    const peers = await Promise.all(hashes.map((hash) => holdersOf(hash, asker, connected, session, context)))
+  if (many) {
     /** @type {Record<string, string[]>} */
     const found = {}
-    for (let i = 0; i < hashes.length; i++) {
-      found[hashes[i]] = peers[i]
-      if (peers[i].length > 0) hits++
-    }
+    for (let i = 0; i < hashes.length; i++) found[hashes[i]] = peers[i]
     reply = { type: 'holders', found }
+  } else {
+    reply = { type: 'holders', hash: hashes[0], peers: peers[0] }
   }
-  const { metrics, counters } = context
-  metrics.observeStore('lookup', performance.now() - started)
-  const asked = message.hashes === undefined ? 1 : Object.keys(reply.found).length
-  counters.lookups += asked
-  counters.lookupHits += hits
-  metrics.countLookups(hits, asked - hits)
   const offers = /** @type {{ cid: string }[] | undefined} */ (message.offers)
-  if (offers?.length) reply.offered = await handOffers(asker, offers, reply.peers ? [reply.peers] : Object.values(reply.found), connected, session, context)
+  if (offers?.length) reply.offered = await handOffers(asker, offers, peers, connected, session, context)
   return reply
 }
 
@@ -103,30 +111,24 @@ async function handOffers (asker, offers, lists, connected, session, context) {
 }
 
 /**
- * The ranked holders of one asset, introduced to the asker.
- * @param {string} hash
+ * Steps 2 and 3 for one asset: its sampled holders ranked, introduced to the
+ * asker, and the first one's entry noted in `marks`.
+ * @param {import('../store/store.js').Holder[]} holders the store's sample
+ * @param {string} key the asset's store key
  * @param {string} asker
  * @param {ReadonlySet<string>} connected peers the asker has an open channel to (ranked first)
  * @param {import('../session.js').Session} session
  * @param {import('./index.js').HandlerContext} context
- * @returns {Promise<string[]>}
+ * @param {[string, string][]} marks
+ * @returns {string[]} the holders handed out, best first
  */
-async function holdersOf (hash, asker, connected, session, { store, config, metrics, clock, warn }) {
-  // Under pairWithinNetwork, the holders listed under the asker's network only (Session.keys).
-  const key = session.scope + hash
-  let holders
-  try {
-    holders = await store.sampleHolders(key, config.candidateSample)
-  } catch (err) {
-    // A store that is down or slow answers "no holders": the page goes to the origin at once.
-    warn(err, 'lookup failed')
-    holders = []
-  }
+function rank (holders, key, asker, connected, session, { config, metrics }, marks) {
   ranking.reset(config.maxHolders, asker)
   for (const { id, lastChosen } of holders) {
-    const key = rankKey(connected.has(id), lastChosen)
-    if (ranking.wants(id, key)) ranking.insert(id, key)
+    const rank = rankKey(connected.has(id), lastChosen)
+    if (ranking.wants(id, rank)) ranking.insert(id, rank)
   }
+  if (ranking.size === 0) return []
   const introductions = session.introduced()
   // A holder it does not know takes one from its allowance (Session.newHolder); past it, only the holders it knows are named.
   const ranked = ranking.ids.slice(0, ranking.size)
@@ -135,8 +137,6 @@ async function holdersOf (hash, asker, connected, session, { store, config, metr
   // The asker may now signal these holders (and they it, once it has).
   const now = session.now()
   for (const peer of peers) introductions.add(peer, now, true)
-  // Not awaited: commands on one store connection run in order, so the next
-  // lookup already sees this choice; the reply need not wait for it.
-  if (peers.length > 0 && peers[0] === ranking.marked()) store.markChosen(key, peers[0], clock()).catch((err) => warn(err, 'markChosen failed'))
+  if (peers.length > 0 && peers[0] === ranking.marked()) marks.push([key, peers[0]])
   return peers
 }

@@ -29,7 +29,7 @@
  *    hands out as chosen at this lookup's time, on that holder's entry for
  *    this asset only, since the asker tries it first and falls back to the
  *    others only if it fails: the first is where the upload lands. The
- *    coordinator marks the entry in its store (`markChosen(hash, id, at)`);
+ *    coordinator marks the entry in its store (`markChosen([[hash, id]…], at)`);
  *    the simulator in its index record. An entry starts at 0 (never chosen)
  *    whenever it is (re)created: a new session listing what it holds, an
  *    asset added again after an eviction.

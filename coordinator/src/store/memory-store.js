@@ -151,7 +151,16 @@ export class MemoryStore {
   }
 
   /** @type {Store['sampleHolders']} */
-  async sampleHolders (hash, limit) {
+  async sampleHolders (hashes, limit) {
+    return hashes.map((hash) => this.#sample(hash, limit))
+  }
+
+  /**
+   * @param {string} hash
+   * @param {number} limit
+   * @returns {import('./store.js').Holder[]}
+   */
+  #sample (hash, limit) {
     const set = this.holders.get(hash)
     if (set === undefined) return []
     // The shared rule's sample (policy/peer-selection.js): a run from a random
@@ -168,10 +177,12 @@ export class MemoryStore {
   }
 
   /** @type {Store['markChosen']} */
-  async markChosen (hash, id, at) {
-    const set = this.holders.get(hash)
-    const pos = set?.index.get(id)
-    if (set !== undefined && pos !== undefined) set.chosen[pos] = at
+  async markChosen (choices, at) {
+    for (const [hash, id] of choices) {
+      const set = this.holders.get(hash)
+      const pos = set?.index.get(id)
+      if (set !== undefined && pos !== undefined) set.chosen[pos] = at
+    }
   }
 
   /** @type {Store['hasPeer']} */

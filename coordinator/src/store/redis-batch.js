@@ -114,16 +114,6 @@ export class RedisBatch {
     return /** @type {Promise<unknown[]>} */ (reply)
   }
 
-  /**
-   * @param {string} key an asset's holders
-   * @param {number} limit
-   * @returns {Promise<string[]>} HRANDFIELD … WITHVALUES: id, time, id, time…
-   */
-  async sample (key, limit) {
-    const [fields] = await this.run(['s', 2, key, limit])
-    return /** @type {string[]} */ (fields)
-  }
-
   #send () {
     this.scheduled = false
     const args = this.args

@@ -432,40 +432,40 @@ export class RedisStore {
   }
 
   /** @type {Store['sampleHolders']} */
-  async sampleHolders (hash, limit) {
-    let fields
+  async sampleHolders (hashes, limit) {
+    /** @type {string[][]} each hash's HRANDFIELD … WITHVALUES: id, time, id, time… */
+    let samples
     if (this.batch !== null) {
-      fields = await this.batch.sample(holdersKey(hash), limit)
+      samples = /** @type {string[][]} */ (await this.batch.run(...hashes.map((hash) => ['s', 2, holdersKey(hash), limit])))
     } else {
       this.roundTrips++
-      fields = /** @type {string[]} */ (await this.redis.hrandfield(holdersKey(hash), limit, 'WITHVALUES'))
+      samples = /** @type {string[][]} */ (await Promise.all(hashes.map((hash) => this.redis.hrandfield(holdersKey(hash), limit, 'WITHVALUES'))))
     }
     // A shard started since the last beat (or a dead one not yet reaped): read
     // the registry first; reads are shared and spaced out (refresh()).
-    for (let i = 0; i < fields.length; i += 2) {
-      if (!this.shards.has(shardOfPeer(fields[i]))) {
-        await this.refresh()
-        break
-      }
-    }
-    /** @type {import('./store.js').Holder[]} */
-    const live = []
+    if (samples.some((fields) => fields.some((id, i) => i % 2 === 0 && !this.shards.has(shardOfPeer(id))))) await this.refresh()
     const now = Date.now()
-    for (let i = 0; i < fields.length; i += 2) {
-      const entry = this.shards.get(shardOfPeer(fields[i]))
-      if (entry !== undefined && entry.expiresAt > now) live.push({ id: fields[i], lastChosen: Number(fields[i + 1]) })
-    }
-    return live
+    return samples.map((fields) => {
+      /** @type {import('./store.js').Holder[]} */
+      const live = []
+      for (let i = 0; i < fields.length; i += 2) {
+        const entry = this.shards.get(shardOfPeer(fields[i]))
+        if (entry !== undefined && entry.expiresAt > now) live.push({ id: fields[i], lastChosen: Number(fields[i + 1]) })
+      }
+      return live
+    })
   }
 
   /** @type {Store['markChosen']} */
-  async markChosen (hash, id, at) {
+  async markChosen (choices, at) {
+    if (choices.length === 0) return
     if (this.batch !== null) {
-      await this.batch.run(['m', 3, holdersKey(hash), id, at])
+      await this.batch.run(...choices.map(([hash, id]) => ['m', 3, holdersKey(hash), id, at]))
       return
     }
     this.roundTrips++
-    await /** @type {any} */ (this.redis).mghMark(holdersKey(hash), id, at)
+    const redis = /** @type {any} */ (this.redis)
+    await Promise.all(choices.map(([hash, id]) => redis.mghMark(holdersKey(hash), id, at)))
   }
 
   /** @type {Store['hasPeer']} */

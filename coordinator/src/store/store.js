@@ -55,10 +55,12 @@
  *   apply an exact change to what an online peer holds
  * @property {(id: string, assets: readonly string[]) => Promise<void>} removePeer
  *   take a peer (holding exactly `assets`) out of every map
- * @property {(hash: string, limit: number) => Promise<Holder[]>} sampleHolders
- *   up to `limit` holders of `hash` on live shards, a random sample when there are more
- * @property {(hash: string, id: string, at: number) => Promise<void>} markChosen
- *   record that a lookup of `hash` handed `id` out first at time `at` (never recreates a gone entry)
+ * @property {(hashes: readonly string[], limit: number) => Promise<Holder[][]>} sampleHolders
+ *   for each of `hashes`, up to `limit` of its holders on live shards, a random sample when
+ *   there are more (a page's lookup is one call: one round trip)
+ * @property {(choices: readonly (readonly [hash: string, id: string])[], at: number) => Promise<void>} markChosen
+ *   record that a lookup of each choice's hash handed its id out first at time `at` (never
+ *   recreates a gone entry)
  * @property {(id: string) => Promise<boolean>} hasPeer
  *   whether a peer is listed (one cheap read, sent with whatever else the caller sends)
  * @property {(id: string) => Promise<PeerRecord | null>} getPeer
