@@ -51,11 +51,15 @@ export class Deadlines {
   }
 
   /**
-   * What the deadline bounded finished in time: its `onLate` will not be called.
-   * @param {number} serial as `start` returned it
+   * What the deadline bounded has finished: its `onLate` will not be called.
+   * @param {number} serial as `start` returned it (-1, no deadline, is always in time)
+   * @returns {boolean} whether it finished in time (false: `onLate` was called already)
    */
   settle (serial) {
-    if (serial >= this.oldest) this.callbacks[serial & this.mask] = null
+    if (serial === -1) return true
+    if (serial < this.oldest || this.callbacks[serial & this.mask] === null) return false
+    this.callbacks[serial & this.mask] = null
+    return true
   }
 
   /**

@@ -65,6 +65,8 @@ function refuseSocket (socket, err) {
  */
 const peerShare = (counts) => counts.peer + counts.origin > 0 ? Math.round(counts.peer / (counts.peer + counts.origin) * 10000) / 10000 : 0
 import { openStore } from './store/index.js'
+
+/** @typedef {import('./message-parser.js').Message} Message */
 import { startStunServer } from './stun/stun-server.js'
 
 /**
@@ -465,40 +467,80 @@ export class Coordinator extends EventEmitter {
       return
     }
     this.metrics.countMessage(message.type)
-    const handler = HANDLERS[message.type]
-    const context = /** @type {import('./handlers/index.js').HandlerContext} */ (this.context)
     // Every request is answered within storeTimeoutMs of its arrival, whatever the store does and
     // whatever this peer's earlier changes still wait for: a lookup with no holders, anything else
     // MGH_ERR_STORE. What its handler does later is not sent.
-    let answered = false
-    const late = message.ref === undefined
-      ? -1
-      : this.answerBy.start(() => {
-        answered = true
-        this.presence?.quiet()
-        const reply = lateReply(message)
-        if (reply === null) this.#replyError(session, new MayghError(ERRORS.MGH_ERR_STORE, 'the store did not answer in time'), message.ref)
-        else session.send({ ...reply, ref: message.ref })
-      })
-    const run = async () => {
-      if (session.closed) return this.answerBy.settle(late)
+    const late = message.ref === undefined ? -1 : this.answerBy.start(() => this.#late(session, /** @type {Message} */ (message)))
+    if (ORDERED_TYPES.has(message.type)) session.enqueue(async () => this.#run(session, /** @type {Message} */ (message), late))
+    else session.after(() => { this.#run(session, /** @type {Message} */ (message), late) })
+  }
+
+  /**
+   * Handle one request and answer it. A handler that finishes at once (a relay
+   * to a peer on this shard) is answered at once: no promise on that path.
+   * @param {Session} session
+   * @param {Message} message
+   * @param {number} late its answer deadline (-1: none, it has no ref)
+   * @returns {Promise<void> | void}
+   */
+  #run (session, message, late) {
+    if (session.closed) {
+      this.answerBy.settle(late)
+      return
+    }
+    let out
+    try {
+      out = HANDLERS[message.type](message, session, /** @type {import('./handlers/index.js').HandlerContext} */ (this.context))
+    } catch (err) {
+      return this.#failed(session, message, late, err)
+    }
+    if (out instanceof Promise) return out.then((reply) => this.#answer(session, message, late, reply), (err) => this.#failed(session, message, late, err))
+    return this.#answer(session, message, late, out)
+  }
+
+  /**
+   * @param {Session} session
+   * @param {Message} message
+   * @param {number} late
+   * @param {object | undefined} reply the handler's (a fresh object, without `ref`)
+   * @returns {Promise<void> | void}
+   */
+  #answer (session, message, late, reply) {
+    // Past its deadline it has been answered already (#late).
+    if (this.answerBy.settle(late) && reply !== undefined) {
+      // The ref goes on the reply rather than on a copy.
+      if (message.ref !== undefined) /** @type {Record<string, unknown>} */ (reply).ref = message.ref
       try {
-        const reply = await handler(message, session, context)
-        this.answerBy.settle(late)
-        if (reply !== undefined && !answered) {
-          // Each handler's reply is a fresh object: the ref goes on it rather than on a copy.
-          if (message.ref !== undefined) /** @type {Record<string, unknown>} */ (reply).ref = message.ref
-          session.send(reply)
-        }
-        // A join that finished after its socket closed: the close handler saw no peer; remove it here.
-        if (session.closed && message.type === 'join') await this.#removePeer(session)
+        session.send(reply)
       } catch (err) {
-        this.answerBy.settle(late)
-        if (!answered) this.#replyError(session, err, message.ref)
+        // Nothing here may throw: the session's queue goes on after it.
+        this.warn(/** @type {Error} */ (err), `answering ${message.type} failed`)
       }
     }
-    if (ORDERED_TYPES.has(message.type)) session.enqueue(run)
-    else session.after(run)
+    // A join that finished after its socket closed: the close handler saw no peer; remove it here.
+    if (session.closed && message.type === 'join') return this.#removePeer(session)
+  }
+
+  /**
+   * @param {Session} session
+   * @param {Message} message
+   * @param {number} late
+   * @param {unknown} err what the handler threw or rejected with
+   */
+  #failed (session, message, late, err) {
+    if (this.answerBy.settle(late)) this.#replyError(session, err, message.ref)
+  }
+
+  /**
+   * A request not answered within storeTimeoutMs: what it answers now (handlers/index.js lateReply).
+   * @param {Session} session
+   * @param {Message} message
+   */
+  #late (session, message) {
+    this.presence?.quiet()
+    const reply = lateReply(message)
+    if (reply === null) this.#replyError(session, new MayghError(ERRORS.MGH_ERR_STORE, 'the store did not answer in time'), message.ref)
+    else session.send({ ...reply, ref: message.ref })
   }
 
   /**

@@ -139,7 +139,7 @@ export class Session {
    * Run `task` after every earlier ordered task, without holding up later ones:
    * reads and relays see the peer's earlier joins and updates, but do not wait
    * for each other.
-   * @param {() => Promise<void>} task must not reject
+   * @param {() => Promise<void> | void} task must not throw or reject
    */
   after (task) {
     // Nothing to wait for (the common case): start now, not a microtask later.

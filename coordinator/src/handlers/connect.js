@@ -14,14 +14,14 @@ import { ERRORS, MayghError, shardOfPeer } from '../../../protocol/index.js'
 import { relayFrame } from '../relay.js'
 
 /** @type {import('./index.js').Handler} */
-export async function connect (message, session, context) {
+export function connect (message, session, context) {
   const from = session.requirePeer().peerId
   const to = /** @type {string} */ (message.to)
   if (to === from) throw new MayghError(ERRORS.MGH_ERR_BAD_FIELD, '"to" must be another peer')
-  // To this shard: delivered (or refused) already; to another: on its way over the bus.
+  const reply = message.ref === undefined ? undefined : { type: 'relayed', to }
+  // To this shard: delivered (or refused) already, answered at once; to another: once on the bus.
   const bus = relaySignal(from, to, /** @type {object} */ (message.signal), session, context)
-  if (bus !== undefined) await bus
-  return message.ref === undefined ? undefined : { type: 'relayed', to }
+  return bus === undefined ? reply : bus.then(() => reply)
 }
 
 /**

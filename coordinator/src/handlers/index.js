@@ -1,7 +1,8 @@
 /**
  * Handlers by message type. Each takes the validated message, the sender's
  * session and the context it needs (one per coordinator, shared by every
- * session), and returns the reply (without `ref`; the caller adds it) or nothing.
+ * session), and returns the reply (without `ref`; the caller adds it) or
+ * nothing, or a promise of either.
  *
  * @typedef {object} HandlerContext
  * @property {import('../store/store.js').Store} store
@@ -22,7 +23,8 @@
  * @property {import('../usage.js').UsageTally} usage visitors' byte reports, summed per site
  * @property {import('../client-limits.js').ClientLimits} limits rate limits kept across a client's sockets
  *
- * @typedef {(message: import('../message-parser.js').Message, session: import('../session.js').Session, context: HandlerContext) => Promise<object | undefined>} Handler
+ * @typedef {(message: import('../message-parser.js').Message, session: import('../session.js').Session, context: HandlerContext) => Promise<object | undefined> | object | undefined} Handler
+ *   may answer at once (its reply, or a throw) when it has nothing to wait for: `connect` to a peer on this shard
  */
 import { join } from './join.js'
 import { update } from './update.js'
