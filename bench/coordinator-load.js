@@ -25,11 +25,11 @@
  * same transactions in its protocol (coordinator-load/tracker-client.js).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { parseOptions, UsageError, USAGE } from './coordinator-load/options.js'
+import { checkFileLimit, parseOptions, UsageError, USAGE } from './coordinator-load/options.js'
 import { redisCounts, startCoordinatorProcess, startStore } from './coordinator-load/services.js'
 import { WorkerPool } from './coordinator-load/worker-pool.js'
 import { report } from './coordinator-load/report.js'
-import { clockTicksPerSecond, cpuTicks, machineTicks, openFilesLimit, residentBytes } from './coordinator-load/procfs.js'
+import { clockTicksPerSecond, cpuTicks, machineTicks, residentBytes } from './coordinator-load/procfs.js'
 
 /** @typedef {import('./coordinator-load/options.js').Options} Options */
 /** @typedef {import('./coordinator-load/services.js').CoordinatorProcess} CoordinatorProcess */
@@ -43,8 +43,6 @@ import { clockTicksPerSecond, cpuTicks, machineTicks, openFilesLimit, residentBy
 const IDLE_HAVE = 3
 /** Pause before a memory reading, for sockets, the store and the forced GC to finish. */
 const SETTLE_MS = 500
-/** File descriptors kept free beside the clients' sockets (the bench's own files, pipes, Redis links). */
-const FD_MARGIN = 200
 const TICKS_PER_SECOND = clockTicksPerSecond()
 
 /** @param {string} message */
@@ -276,19 +274,6 @@ async function benchmark (options, cleanup) {
   const traffic = await runTransactions(bench, shares)
   const idle = await measureIdle(bench, cleanup)
   return report(options, traffic, idle)
-}
-
-/**
- * @param {Readonly<Options>} options
- * @throws {UsageError} when the sockets would not fit under `ulimit -n`
- */
-function checkFileLimit (options) {
-  // Phase 2's clients are closed before phase 3's open, so the larger of the two counts.
-  const sockets = Math.max(options.clients + (options.flood ? 1 : 0), options.idle)
-  const limit = openFilesLimit()
-  if (sockets + FD_MARGIN > limit) {
-    throw new UsageError(`${sockets} client sockets need more open files than ulimit -n (${limit}) allows; raise it or lower --clients / --idle`)
-  }
 }
 
 async function main () {

@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util'
 import { LIMITS } from '../../protocol/index.js'
+import { openFilesLimit } from './procfs.js'
 
 export const USAGE = `Usage: npm run bench:coordinator -- [options]
        node bench/coordinator-load.js [options]
@@ -215,4 +216,23 @@ function integer (text, name, fallback, min, max) {
   const value = number(text, name, fallback, min, max)
   if (!Number.isInteger(value)) throw new UsageError(`--${name} must be an integer, got "${text}"`)
   return value
+}
+
+/** File descriptors kept free beside the clients' sockets (the bench's own files, pipes, Redis links). */
+const FD_MARGIN = 200
+
+/**
+ * Whether the run's client sockets fit under `ulimit -n` (checked by the load
+ * generator before it starts, and by bench:compare before its first run).
+ *
+ * @param {Readonly<Options>} options
+ * @throws {UsageError} when the sockets would not fit
+ */
+export function checkFileLimit (options) {
+  // Phase 2's clients are closed before phase 3's open, so the larger of the two counts.
+  const sockets = Math.max(options.clients + (options.flood ? 1 : 0), options.idle)
+  const limit = openFilesLimit()
+  if (sockets + FD_MARGIN > limit) {
+    throw new UsageError(`${sockets} client sockets need more open files than ulimit -n (${limit}) allows; raise it or lower --clients / --idle`)
+  }
 }

@@ -16,11 +16,12 @@ const COMPARE = fileURLToPath(new URL('../../bench/coordinator-compare.js', impo
 /**
  * @param {string[]} args
  * @param {string} [script] the load generator, or the comparison that runs it
+ * @param {number} [timeout] ms before the run is killed
  * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
  */
-function runBench (args, script = BENCH) {
+function runBench (args, script = BENCH, timeout = 60_000) {
   return new Promise((resolve) => {
-    execFile(process.execPath, [script, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [script, ...args], { timeout }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1
       resolve({ code, stdout, stderr })
     })
@@ -83,22 +84,28 @@ test('--flood pairs windows with and without a flooding client; each flooder is 
   assert.equal(result.signalsReceived, result.connects, 'every relayed connect of every window reached its target')
 })
 
-test('bench:compare runs the coordinator, the tracker and the bare server in turn and prints their ratios', async () => {
-  const { code, stdout, stderr } = await runBench(['--rounds', '1', '--seconds', '0.5', '--warmup', '0.2', '--idle', '200'], COMPARE)
+test('bench:compare runs every server of a workload in turn, then latency at half load and memory per idle client, and says which targets are met', async () => {
+  const { code, stdout, stderr } = await runBench(['--workload', 'transaction', '--no-redis', '--rounds', '1', '--seconds', '0.5', '--warmup', '0.2', '--idle', '200'], COMPARE, 120_000)
   assert.equal(code, 0, stderr)
   const result = JSON.parse(stdout)
-  assert.deepEqual(Object.keys(result.servers), ['coordinator/memory', 'bittorrent-tracker', 'bare ws'])
-  for (const figures of Object.values(result.servers)) {
-    for (const figure of ['tpsPerCoreS', 'p50Ms', 'p99Ms']) assert.ok(figures[figure].min > 0, `${figure} in ${stdout}`)
+  const { servers, ratios } = result.workloads.transaction
+  assert.deepEqual(Object.keys(servers), ['coordinator/memory', 'bittorrent-tracker', 'bare ws'])
+  for (const figures of Object.values(servers)) {
+    for (const figure of ['tpsPerCoreS', 'tps', 'p50Ms', 'p99Ms']) assert.ok(figures[figure].min > 0, `${figure} in ${stdout}`)
     assert.ok(figures.transactions > 0 && figures.errors === 0, `transactions and errors in ${stdout}`)
-    // 200 idle clients are too few for the sign of a memory figure to mean anything: it is there
-    assert.ok(Number.isFinite(figures.bytesPerClient.min), `bytesPerClient in ${stdout}`)
   }
   for (const other of ['bittorrent-tracker', 'bare ws']) {
-    const ratio = result.ratios[`coordinator/memory / ${other}`]
-    assert.equal(ratio.tpsPerCoreS.median, Math.round(result.servers['coordinator/memory'].tpsPerCoreS.median / result.servers[other].tpsPerCoreS.median * 100) / 100, stdout)
-    assert.ok(Number.isFinite(ratio.bytesPerClient.median), stdout)
+    const ratio = ratios[`coordinator/memory / ${other}`]
+    assert.equal(ratio.tpsPerCoreS.median, Math.round(servers['coordinator/memory'].tpsPerCoreS.median / servers[other].tpsPerCoreS.median * 100) / 100, stdout)
+    // 200 idle clients are too few for the sign of a memory figure to mean anything: it is there
+    assert.ok(Number.isFinite(result.memory.ratios[`coordinator/memory / ${other}`]), stdout)
   }
+  assert.equal(result.latency.rate, Math.round(servers['coordinator/memory'].tps.median / 2), stdout)
+  assert.deepEqual(Object.keys(result.latency.servers), ['coordinator/memory', 'bare ws', 'bittorrent-tracker'])
+  assert.equal(result.latency.p99Ratios['coordinator/memory / bare ws'].byRound.length, 1, stdout)
+  assert.equal(typeof result.targets.transactionMemoryVsTracker.met, 'boolean', stdout)
+  assert.equal(typeof result.targets.p99AtHalfLoadVsBare.met, 'boolean', stdout)
+  assert.equal(result.targets.relayVsPeerjs.met, null, 'the relay workload did not run')
   const bad = await runBench(['--rounds', '0'], COMPARE)
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /--rounds must be an integer from 1 to 20, got "0"/)
