@@ -15,8 +15,9 @@
  *
  * One Redis only: the script reaches keys it is not given as KEYS, which a
  * Cluster forbids (its keys are on many nodes); there every call stays a
- * command of its own. Each operation runs under `redis.pcall`, so one that
- * fails fails alone.
+ * command of its own. Each operation's commands run through `redis.pcall`,
+ * so one that fails fails alone (a change that fails part way carries on
+ * with the rest of its hashes, as the commands of a pipeline would).
  */
 
 /**
@@ -30,44 +31,44 @@
  * Returns one reply per operation (an error reply for one that failed).
  */
 const BATCH_LUA = `
-local out = {}
+local out, n = {}, 0
+local pcall = redis.pcall
+local function failed (r)
+  return type(r) == 'table' and r.err ~= nil
+end
 local i = 1
-local function change (set, id, removals, first, count)
-  for k = 0, count - 1 do
-    local key, hash = ARGV[first + k], ARGV[first + count + k]
-    if k < removals then
-      redis.call('SREM', set, hash)
-      redis.call('HDEL', key, id)
-    else
-      redis.call('SADD', set, hash)
-      redis.call('HSETNX', key, id, 0)
-    end
-  end
-  return 0
-end
-local function mark (key, id, at)
-  if redis.call('HEXISTS', key, id) == 1 then redis.call('HSET', key, id, at) end
-  return 0
-end
 while i <= #ARGV do
-  local op, n = ARGV[i], tonumber(ARGV[i + 1])
-  local a = i + 2
-  local ok, reply
+  local op, count, a = ARGV[i], tonumber(ARGV[i + 1]), i + 2
+  local reply = 0
   if op == 's' then
-    ok, reply = pcall(redis.call, 'HRANDFIELD', ARGV[a], ARGV[a + 1], 'WITHVALUES')
+    reply = pcall('HRANDFIELD', ARGV[a], ARGV[a + 1], 'WITHVALUES')
   elseif op == 'm' then
-    ok, reply = pcall(mark, ARGV[a], ARGV[a + 1], ARGV[a + 2])
+    reply = pcall('HEXISTS', ARGV[a], ARGV[a + 1])
+    if reply == 1 then reply = pcall('HSET', ARGV[a], ARGV[a + 1], ARGV[a + 2]) end
+    if not failed(reply) then reply = 0 end
   elseif op == 'c' then
-    ok, reply = pcall(change, ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), a + 3, (n - 3) / 2)
+    local set, id, removals, hashes = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), (count - 3) / 2
+    for k = 0, hashes - 1 do
+      local key, hash = ARGV[a + 3 + k], ARGV[a + 3 + hashes + k]
+      local r1, r2
+      if k < removals then
+        r1, r2 = pcall('SREM', set, hash), pcall('HDEL', key, id)
+      else
+        r1, r2 = pcall('SADD', set, hash), pcall('HSETNX', key, id, 0)
+      end
+      if failed(r1) then reply = r1 elseif failed(r2) then reply = r2 end
+    end
   elseif op == 'j' then
-    ok, reply = pcall(redis.call, 'SADD', ARGV[a], ARGV[a + 1])
+    reply = pcall('SADD', ARGV[a], ARGV[a + 1])
   elseif op == 'l' then
-    ok, reply = pcall(function () redis.call('SREM', ARGV[a], ARGV[a + 1]) return redis.call('DEL', ARGV[a + 2]) end)
+    reply = pcall('SREM', ARGV[a], ARGV[a + 1])
+    if not failed(reply) then reply = pcall('DEL', ARGV[a + 2]) end
   else
-    ok, reply = false, 'unknown operation ' .. tostring(op)
+    reply = { err = 'unknown operation ' .. tostring(op) }
   end
-  if ok then out[#out + 1] = reply else out[#out + 1] = { err = tostring(reply.err or reply) } end
-  i = a + n
+  n = n + 1
+  out[n] = reply
+  i = a + count
 end
 return out`
 
