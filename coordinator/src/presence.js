@@ -48,6 +48,8 @@ export class Presence extends EventEmitter {
     /** @type {Promise<void>} the beat in flight, if any */
     this.running = Promise.resolve()
     this.stopped = false
+    /** @type {(() => void) | null} stops listening to the store's abandoned calls */
+    this.stopWatching = null
   }
 
   /**
@@ -55,6 +57,8 @@ export class Presence extends EventEmitter {
    * does not start), then one every interval.
    */
   async start () {
+    // A store call abandoned for lateness says what a request answered late says (quiet).
+    this.stopWatching = this.store.onLate(() => this.quiet())
     await this.#beat()
     this.#schedule()
   }
@@ -121,6 +125,7 @@ export class Presence extends EventEmitter {
   /** Stop beating, and take this shard out of the registry (best effort). */
   async stop () {
     this.stopped = true
+    this.stopWatching?.()
     if (this.timer !== null) clearTimeout(this.timer)
     await this.running
     await this.store.leave(this.shard).catch((err) => this.warn(err, 'leaving the shard registry failed (the entry expires)'))

@@ -129,6 +129,12 @@ export class MemoryStore {
     return liveIn(this.shards, this.now())
   }
 
+  /** @type {Store['onLate']} */
+  onLate () {
+    // In process: a call is answered at once or not at all.
+    return () => {}
+  }
+
   /** @type {Store['addPeer']} */
   async addPeer (id, assets) {
     if (!this.peers.has(id)) this.peers.set(id, new Set())

@@ -258,7 +258,13 @@ export class RedisStore {
     // call here settles within timeoutMs of being made, whatever its commands are doing.
     // One timer for all the calls in flight (deadlines.js), and one for the parts of a batch (#settle).
     const calls = new Deadlines(timeoutMs)
-    const late = lateError(timeoutMs)
+    /** @type {Set<() => void>} told of each call abandoned (onLate) */
+    this.lateListeners = new Set()
+    const lateCall = lateError(timeoutMs)
+    const late = () => {
+      for (const listener of this.lateListeners) listener()
+      return lateCall()
+    }
     /** what one command of a beat or a registry read may take (#settle) */
     this.parts = new Deadlines(timeoutMs / 2)
     this.partLate = lateError(timeoutMs / 2)
@@ -267,6 +273,12 @@ export class RedisStore {
       const method = self[name]
       self[name] = (...args) => calls.bound(method.apply(this, args), late)
     }
+  }
+
+  /** @type {Store['onLate']} */
+  onLate (listener) {
+    this.lateListeners.add(listener)
+    return () => { this.lateListeners.delete(listener) }
   }
 
   /** Connect, failing fast with the server's error when Redis is unreachable. */

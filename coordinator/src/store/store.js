@@ -42,6 +42,9 @@
  * @property {boolean} failsInParts whether part of the store can fail while the rest answers
  *   (a Redis Cluster's master failing over): then one request not answered in time says
  *   nothing of the whole, and only a failed beat (which any live part answers) does
+ * @property {(listener: () => void) => () => void} onLate
+ *   call `listener` whenever a call is abandoned for not being answered within the store's
+ *   timeout (what a coordinator's readiness follows); returns what stops it
  * @property {(shard: string, info: ShardInfo, ttlMs: number) => Promise<Beat>} beat
  *   register `shard` as live for `ttlMs`, and learn which shards are live
  * @property {(shard: string) => Promise<void>} leave
