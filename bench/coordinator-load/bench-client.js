@@ -87,7 +87,14 @@ export class LoadClient {
     this.held = []
     /** @type {Set<string>} the same, for membership tests */
     this.heldSet = new Set()
-    ws.on('message', (data) => this.receive(String(data)))
+    ws.on('message', (data) => {
+      // A frame this client cannot read (not JSON, not what it expects) is counted, not fatal to the run.
+      try {
+        this.receive(String(data))
+      } catch {
+        this.countUnmatched('BENCH_BAD_FRAME')
+      }
+    })
     ws.on('close', () => {
       for (const { reject } of this.pending.values()) reject(new ReplyError('BENCH_CLOSED', 'the socket closed'))
       this.pending.clear()
