@@ -34,11 +34,12 @@ export async function lookup (message, session, context) {
   const { store, config, metrics, counters, clock, warn } = context
   // One store call for every asset of the message; its time and the lookups' outcomes are counted once.
   const started = performance.now()
+  // Under pairWithinNetwork, each key names the asker's network too (Session.keys): the holders listed there only.
+  const keys = session.keys(hashes)
   /** @type {import('../store/store.js').Holder[][]} */
   let samples
   try {
-    // Under pairWithinNetwork, the holders listed under the asker's network only (Session.keys).
-    samples = await store.sampleHolders(session.keys(hashes), config.candidateSample)
+    samples = await store.sampleHolders(keys, config.candidateSample)
   } catch (err) {
     // A store that is down or slow answers "no holders": the page goes to the origin at once.
     warn(/** @type {Error} */ (err), 'lookup failed')
@@ -47,7 +48,7 @@ export async function lookup (message, session, context) {
   metrics.observeStore('lookup', performance.now() - started)
   /** @type {[string, string][]} each asset's first holder, marked as chosen (step 3) */
   const marks = []
-  const peers = samples.map((holders, i) => rank(holders, session.scope + hashes[i], asker, connected, session, context, marks))
+  const peers = samples.map((holders, i) => rank(holders, keys[i], asker, connected, session, context, marks))
   // Not awaited: the store runs one connection's calls in order, so the next lookup already sees these choices.
   if (marks.length > 0) store.markChosen(marks, clock()).catch((err) => warn(err, 'markChosen failed'))
   const hits = peers.reduce((n, p) => p.length > 0 ? n + 1 : n, 0)
@@ -125,8 +126,8 @@ async function handOffers (asker, offers, lists, connected, session, context) {
 function rank (holders, key, asker, connected, session, { config, metrics }, marks) {
   ranking.reset(config.maxHolders, asker)
   for (const { id, lastChosen } of holders) {
-    const rank = rankKey(connected.has(id), lastChosen)
-    if (ranking.wants(id, rank)) ranking.insert(id, rank)
+    const order = rankKey(connected.has(id), lastChosen)
+    if (ranking.wants(id, order)) ranking.insert(id, order)
   }
   if (ranking.size === 0) return []
   const introductions = session.introduced()
