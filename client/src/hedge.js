@@ -10,6 +10,8 @@
  */
 import { hedgeDeadline, smooth } from './hedge-rule.js'
 
+/** @typedef {'race' | 'deadline' | 'peers'} Asked why a request's origin fetch began (see hedge) */
+
 /** How often a waiting request's deadline is read again, ms at most. */
 const RECHECK_MS = 100
 
@@ -55,7 +57,9 @@ export class OriginClock {
  *   `race` to ask the origin now, whatever the deadline (the first complete copy still wins)
  * @param {(signal: AbortSignal) => Promise<T>} origin
  * @param {() => number} deadline ms, read again at each check (what the rule knows of the request may grow)
- * @returns {Promise<{ value: T, from: 'peer' | 'origin' }>}
+ * @returns {Promise<{ value: T, from: 'peer' | 'origin', asked?: Asked }>} `asked`: why the origin was
+ *   asked, when it was (`race`: at once, by `race()`; `deadline`: peers quiet for the deadline; `peers`:
+ *   they gave up)
  */
 export function hedge (peers, origin, deadline) {
   return new Promise((resolve, reject) => {
@@ -66,7 +70,8 @@ export function hedge (peers, origin, deadline) {
     let peersDone = false
     /** @type {unknown} */
     let originFailed = null
-    let originStarted = false
+    /** @type {Asked | undefined} */
+    let asked
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     let timer
 
@@ -76,17 +81,17 @@ export function hedge (peers, origin, deadline) {
       settled = true
       clearTimeout(timer)
       ;(from === 'peer' ? fromOrigin : fromPeers).abort(new DOMException('the other source won', 'AbortError'))
-      resolve({ value, from })
+      resolve({ value, from, ...(asked && { asked }) })
     }
     const fail = () => {
       if (settled || !peersDone || !originFailed) return
       settled = true
       reject(originFailed)
     }
-    const startOrigin = () => {
+    const startOrigin = (/** @type {Asked} */ why) => {
       clearTimeout(timer)
-      if (originStarted) return
-      originStarted = true
+      if (asked) return
+      asked = why
       origin(fromOrigin.signal).then((v) => win(v, 'origin'), (err) => {
         originFailed = err ?? new Error('origin failed')
         fail()
@@ -96,7 +101,7 @@ export function hedge (peers, origin, deadline) {
       // The deadline first: reading it may restart the quiet time (a request its page now places in view).
       const ms = deadline()
       const quiet = performance.now() - quietSince
-      if (quiet >= ms) startOrigin()
+      if (quiet >= ms) startOrigin('deadline')
       // Looked at again at least every RECHECK_MS: the request's priority may change meanwhile (its
       // page says where its image lies), and with it the deadline.
       else timer = setTimeout(check, Math.min(ms - quiet, RECHECK_MS))
@@ -104,7 +109,7 @@ export function hedge (peers, origin, deadline) {
     check()
     const peersGaveUp = () => {
       peersDone = true
-      startOrigin()
+      startOrigin('peers')
       fail()
     }
     const onBytes = () => { quietSince = performance.now() }
@@ -112,6 +117,6 @@ export function hedge (peers, origin, deadline) {
     const sooner = (/** @type {number} */ fromMs, /** @type {number} */ toMs) => {
       quietSince = Math.min(performance.now(), quietSince + fromMs - toMs)
     }
-    peers({ signal: fromPeers.signal, onBytes, sooner, race: startOrigin }).then((v) => v ? win(v, 'peer') : peersGaveUp(), peersGaveUp)
+    peers({ signal: fromPeers.signal, onBytes, sooner, race: () => startOrigin('race') }).then((v) => v ? win(v, 'peer') : peersGaveUp(), peersGaveUp)
   })
 }

@@ -15,7 +15,7 @@ import { originMs } from './hedge-rule.js'
  * Where one load's events go and where its peer bytes come from: the page's
  * Stats and PeerFetch, or, in the worker, the requesting page over messages.
  * @typedef {object} Via
- * @property {{ loaded: (e: { url: string, hash: string | null, source: 'peer' | 'origin' | 'cache', bytes: number, ms: number, peer?: string }) => void, error: (e: { url?: string, hash?: string, code: string, message: string }) => void, failed: () => void }} stats
+ * @property {{ loaded: (e: Parameters<import('./stats.js').Stats['loaded']>[0]) => void, error: (e: { url?: string, hash?: string, code: string, message: string }) => void, failed: () => void }} stats
  * @property {((url: string, name: import('./names.js').Name, how: PeerHow) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string } | null>) | null} peers
  * @property {(signal?: AbortSignal) => Promise<Response>} [origin] default: a plain GET of the URL
  * @property {() => import('./hedge-rule.js').Priority} [priority] how the page needs it (default: in the viewport);
@@ -107,8 +107,8 @@ export class Loader {
     const { cache, clock } = this.o
     const { hash } = name
     const t0 = performance.now()
-    const done = (/** @type {'peer' | 'origin' | 'cache'} */ source, /** @type {number} */ bytes, /** @type {string} */ peer = '') =>
-      via.stats.loaded({ url, hash, source, bytes, ms: performance.now() - t0, ...(peer && { peer }) })
+    const done = (/** @type {'peer' | 'origin' | 'cache'} */ source, /** @type {number} */ bytes, /** @type {string} */ peer = '', /** @type {import('./hedge.js').Asked | undefined} */ asked = undefined) =>
+      via.stats.loaded({ url, hash, source, bytes, ms: performance.now() - t0, ...(peer && { peer }), ...(asked && { asked }) })
 
     await this.o.cacheReady
     const cached = await cache.get(hash)
@@ -153,7 +153,7 @@ export class Loader {
     }
     const { bytes, type, peer } = won.value
     // The page gets its bytes now; storing them (and checking the origin's) goes on meanwhile.
-    done(won.from, bytes.length, peer)
+    done(won.from, bytes.length, peer, won.asked)
     this.track((async () => {
       if (won.from === 'peer' || await matches(bytes, hash)) await cache.put(hash, bytes, type)
       else via.stats.error({ url, hash, code: 'MGH_ERR_HASH_MISMATCH', message: 'origin bytes differ from the manifest; not cached' })

@@ -32,8 +32,8 @@ export class Stats extends Emitter {
   }
 
   /**
-   * A finished load.
-   * @param {{ url: string, hash: string | null, source: 'peer' | 'origin' | 'cache', bytes: number, ms: number, peer?: string }} event
+   * A finished load; `asked`: why its origin fetch began, when it did (hedge.js).
+   * @param {{ url: string, hash: string | null, source: 'peer' | 'origin' | 'cache', bytes: number, ms: number, peer?: string, asked?: import('./hedge.js').Asked }} event
    */
   loaded (event) {
     const c = this.counts[event.source]
