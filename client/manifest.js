@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { join, posix, relative, resolve, sep, extname } from 'node:path'
-import { MANIFEST_VERSION } from '../protocol/index.js'
+import { MANIFEST_VERSION, PIECE_BYTES, PIECED_ABOVE } from '../protocol/index.js'
 import { BUNDLES } from './bundles.js'
 
 /**
@@ -54,7 +54,20 @@ export function sriHash (bytes) {
 }
 
 /**
- * @typedef {{ hash: string, size: number, type: string }} ManifestEntry
+ * The name of an asset's piece list (protocol/pieces.js: the SHA-256 digests
+ * of its PIECE_BYTES pieces, one after the other), hashed synchronously.
+ * @param {Uint8Array} bytes
+ * @returns {string}
+ */
+export function piecesRoot (bytes) {
+  const list = createHash('sha256')
+  for (let at = 0; at < bytes.length; at += PIECE_BYTES) list.update(createHash('sha256').update(bytes.subarray(at, at + PIECE_BYTES)).digest())
+  return 'sha256-' + list.digest('base64')
+}
+
+/**
+ * @typedef {{ hash: string, size: number, type: string, pieces?: string }} ManifestEntry
+ *   `pieces`: above PIECED_ABOVE bytes, the name of its piece list
  * @typedef {{ version: number, assets: Record<string, ManifestEntry> }} Manifest
  */
 
@@ -81,7 +94,7 @@ export async function buildManifest (dir, options = {}) {
   for (const file of files) {
     const bytes = await readFile(file)
     const urlPath = posix.join(prefix, relative(dir, file).split(sep).join('/'))
-    assets[urlPath] = { hash: sriHash(bytes), size: bytes.length, type: contentType(file) }
+    assets[urlPath] = { hash: sriHash(bytes), size: bytes.length, type: contentType(file), ...(bytes.length > PIECED_ABOVE && { pieces: piecesRoot(bytes) }) }
   }
   return { version: MANIFEST_VERSION, assets }
 }

@@ -1,9 +1,16 @@
 /**
  * The asset cache in IndexedDB (database `maygh`, version 1):
- *   `meta`  {hash, size, type, used}  — small, all read into memory at start
- *   `data`  {hash, bytes: Uint8Array} — the asset's bytes
+ *   `meta`  {hash, size, type, used, pieces?, parts?} — small, all read into memory at start
+ *   `data`  {hash, bytes: Uint8Array} — the bytes of an asset, or of one part of a pieced one
  * kept under a byte quota by evicting the least recently used. Every read is
  * verified against its SHA-256 name; an entry that fails is deleted.
+ *
+ * A large asset named with `pieces` (protocol/pieces.js) is kept in parts,
+ * each a `data` record under its own name: its piece list (under the
+ * manifest's `pieces`) and each piece; its `meta` lists them (`parts`). A
+ * part is read and served alone (`get` of its name: a peer asking for a
+ * piece, `range` for the pieces under a range request), and is verified
+ * alone; the whole is its verified parts one after the other.
  *
  * IndexedDB's trap: a transaction commits as soon as it has no pending
  * request at the end of a task, so nothing here awaits hashing or network
@@ -12,11 +19,13 @@
  * `promisifyRequest` (resolves on success/complete, rejects on error/abort).
  */
 import { promisifyRequest as settle } from 'idb-keyval'
-import { matches } from '../../protocol/index.js'
+import { PIECE_BYTES, PIECED_ABOVE, matches, piecesOf, splitPieces } from '../../protocol/index.js'
 
 /**
- * @typedef {{ hash: string, size: number, type: string, used: number }} Meta
+ * @typedef {{ hash: string, size: number, type: string, used: number, pieces?: string, parts?: string[] }} Meta
+ *   `pieces`: the name of its piece list; `parts`: that name, then its pieces' names, in order
  * @typedef {(change: { add?: string[], remove?: string[] }) => void} ChangeListener
+ * @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} Held
  */
 
 export class Cache {
@@ -32,6 +41,8 @@ export class Cache {
     this.db = null
     /** @type {Map<string, Meta>} */
     this.meta = new Map()
+    /** @type {Map<string, Meta[]>} a pieced asset's parts (its list, its pieces) → the assets that have it */
+    this.parts = new Map()
     this.bytes = 0
   }
 
@@ -43,10 +54,7 @@ export class Cache {
         for (const name of ['meta', 'data']) open.result.createObjectStore(name, { keyPath: 'hash' })
       }
       this.db = await settle(open)
-      for (const m of await settle(this.store('meta', 'readonly').getAll())) {
-        this.meta.set(m.hash, m)
-        this.bytes += m.size
-      }
+      for (const m of await settle(this.store('meta', 'readonly').getAll())) this.#list(m)
     } catch {
       this.db = null
     }
@@ -65,24 +73,73 @@ export class Cache {
   }
 
   /**
-   * The asset's verified bytes, or null if absent, unreadable or corrupt (then deleted).
+   * Verified bytes by name: a held asset's, or one part's of a pieced asset
+   * (a piece, or its list: what a peer asks for by that name). Null if absent,
+   * unreadable or corrupt (then the asset is deleted).
    * @param {string} hash
-   * @returns {Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string } | null>}
+   * @returns {Promise<Held | null>}
    */
   async get (hash) {
     const m = this.meta.get(hash)
-    if (!m || !this.db) return null
-    let rec
-    try { rec = await settle(this.store('data', 'readonly').get(hash)) } catch { rec = null }
-    const bytes = rec?.bytes
-    if (!(bytes instanceof Uint8Array) || !(await matches(bytes, hash))) {
-      await this.delete(hash)
-      this.options.onCorrupt?.(hash)
+    if (m?.parts) return this.#read(m, m.parts.slice(1))
+    if (m) return this.#read(m, [hash])
+    const whole = this.parts.get(hash)?.[0]
+    return whole ? this.#read(whole, [hash], '') : null
+  }
+
+  /**
+   * Bytes `start` to `end` (inclusive, within its size) of a held asset: of a
+   * pieced one, only the pieces under them are read.
+   * @param {string} hash
+   * @param {number} start
+   * @param {number} end
+   * @returns {Promise<Held | null>}
+   */
+  async range (hash, start, end) {
+    const m = this.meta.get(hash)
+    if (!m) return null
+    if (!m.parts) {
+      const held = await this.get(hash)
+      return held && { bytes: held.bytes.slice(start, end + 1), type: held.type }
+    }
+    const { first, last } = piecesOf(start, end)
+    const held = await this.#read(m, m.parts.slice(1 + first, 2 + last))
+    const at = first * PIECE_BYTES
+    return held && { bytes: held.bytes.subarray(start - at, end + 1 - at), type: held.type }
+  }
+
+  /**
+   * `names`' records of `m`, each verified, one after the other.
+   * @param {Meta} m
+   * @param {string[]} names
+   * @param {string} [type] the type to say (a part's is none)
+   * @returns {Promise<Held | null>}
+   */
+  async #read (m, names, type = m.type) {
+    if (!this.db) return null
+    /** @type {Uint8Array[]} */
+    let got
+    try {
+      const data = this.store('data', 'readonly')
+      got = (await Promise.all(names.map((name) => settle(data.get(name))))).map((rec) => rec?.bytes)
+    } catch { got = [] }
+    const ok = got.length === names.length && got.every((b) => b instanceof Uint8Array) &&
+      (await Promise.all(got.map((b, i) => matches(b, names[i])))).every(Boolean)
+    if (!ok) {
+      await this.delete(m.hash)
+      this.options.onCorrupt?.(m.hash)
       return null
     }
     this.touch(m)
-    // what IndexedDB gives back is what put() stored: a Uint8Array over its own ArrayBuffer
-    return { bytes: /** @type {Uint8Array<ArrayBuffer>} */ (bytes), type: m.type }
+    // What IndexedDB gives back is what put() stored: a Uint8Array over its own ArrayBuffer.
+    if (got.length === 1) return { bytes: /** @type {Uint8Array<ArrayBuffer>} */ (got[0]), type }
+    const bytes = new Uint8Array(got.reduce((n, b) => n + b.length, 0))
+    let at = 0
+    for (const b of got) {
+      bytes.set(b, at)
+      at += b.length
+    }
+    return { bytes, type }
   }
 
   /**
@@ -90,23 +147,35 @@ export class Cache {
    * @param {string} hash the bytes' SHA-256 name (the caller has verified it)
    * @param {Uint8Array<ArrayBuffer>} bytes
    * @param {string} type
+   * @param {string} [pieces] its piece list's name, as the manifest gives it: kept in parts
+   *   (above PIECED_ABOVE bytes, when its pieces are listed so; else whole)
    * @returns {Promise<boolean>} whether it was stored
    */
-  async put (hash, bytes, type) {
+  async put (hash, bytes, type, pieces) {
     if (!this.db || bytes.length > this.options.quotaBytes) return false
     if (this.meta.has(hash)) return true
+    /** @type {Meta} */
     const m = { hash, size: bytes.length, type, used: this.now() }
+    /** @type {{ hash: string, bytes: Uint8Array }[]} */
+    let records = [{ hash, bytes }]
+    if (pieces && bytes.length > PIECED_ABOVE) {
+      const split = await splitPieces(bytes)
+      if (split.root === pieces) {
+        m.pieces = pieces
+        m.parts = [pieces, ...split.names]
+        records = [{ hash: pieces, bytes: split.list }, ...split.names.map((name, i) => ({ hash: name, bytes: split.pieces[i] }))]
+      }
+    }
     try {
       const tx = this.db.transaction(['meta', 'data'], 'readwrite', RELAXED)
       tx.objectStore('meta').put(m)
-      tx.objectStore('data').put({ hash, bytes })
+      for (const r of records) tx.objectStore('data').put(r)
       await settle(tx)
     } catch {
       return false
     }
     if (this.meta.has(hash)) return true
-    this.meta.set(hash, m)
-    this.bytes += m.size
+    this.#list(m)
     this.options.onChange?.({ add: [hash] })
     await this.evict(hash)
     return true
@@ -131,20 +200,35 @@ export class Cache {
   /** @param {...string} hashes */
   async delete (...hashes) {
     const gone = hashes.filter((h) => this.meta.has(h))
+    /** @type {string[]} */
+    const records = []
     for (const h of gone) {
-      this.bytes -= /** @type {Meta} */ (this.meta.get(h)).size
+      const m = /** @type {Meta} */ (this.meta.get(h))
+      this.bytes -= m.size
       this.meta.delete(h)
+      // A part another asset also has (the same piece) stays.
+      for (const part of m.parts ?? [h]) {
+        const owners = this.parts.get(part)?.filter((o) => o !== m)
+        if (owners?.length) this.parts.set(part, owners)
+        else this.parts.delete(part)
+        if (!this.meta.has(part) && !this.parts.has(part)) records.push(part)
+      }
     }
     if (!gone.length) return
     this.options.onChange?.({ remove: gone })
     try {
       const tx = /** @type {IDBDatabase} */ (this.db).transaction(['meta', 'data'], 'readwrite', RELAXED)
-      for (const h of gone) {
-        tx.objectStore('meta').delete(h)
-        tx.objectStore('data').delete(h)
-      }
+      for (const h of gone) tx.objectStore('meta').delete(h)
+      for (const r of records) tx.objectStore('data').delete(r)
       await settle(tx)
     } catch {}
+  }
+
+  /** @param {Meta} m held from now on */
+  #list (m) {
+    this.meta.set(m.hash, m)
+    this.bytes += m.size
+    for (const part of m.parts ?? []) this.parts.set(part, [...this.parts.get(part) ?? [], m])
   }
 
   /** Mark as used now; persisted without waiting (a lost touch only ages the entry). @param {Meta} m */

@@ -155,7 +155,7 @@ export class Loader {
     // The page gets its bytes now; storing them (and checking the origin's) goes on meanwhile.
     done(won.from, bytes.length, peer, won.asked)
     this.track((async () => {
-      if (won.from === 'peer' || await matches(bytes, hash)) await cache.put(hash, bytes, type)
+      if (won.from === 'peer' || await matches(bytes, hash)) await cache.put(hash, bytes, type, name.pieces)
       else via.stats.error({ url, hash, code: 'MGH_ERR_HASH_MISMATCH', message: 'origin bytes differ from the manifest; not cached' })
     })())
     return { bytes, type }

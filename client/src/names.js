@@ -9,7 +9,7 @@
  */
 import { MANIFEST_VERSION, isSri } from '../../protocol/index.js'
 
-/** @typedef {{ hash: string, size?: number, type?: string }} Name */
+/** @typedef {{ hash: string, size?: number, type?: string, pieces?: string }} Name `pieces`: its piece list's name (protocol/pieces.js) */
 
 export class Names {
   /** @param {string} manifestUrl */

@@ -7,9 +7,11 @@
  * store, from other visitors or from the origin, hedged (loader.js). Workers
  * have no WebRTC, so peer bytes come from the page that made the request: the
  * worker asks it over a MessagePort, and the page (transparent.js) fetches from its
- * peers and hands back verified bytes. Everything else — other origins,
- * non-GET, range requests, navigations, unnamed URLs — is not touched and
- * goes to the network as without maygh.
+ * peers and hands back verified bytes. A range request (a `<video>` or
+ * `<audio>` element's, seeking) for a named asset the store holds is answered
+ * from the store (206), reading only the pieces under it (cache.js). Everything
+ * else — other origins, non-GET, other range requests, navigations, unnamed
+ * URLs — is not touched and goes to the network as without maygh.
  *
  * Its settings come in its own URL's query (the page registers
  * `maygh-sw.js?manifest=…&quotaMb=…`), read like the script tag's.
@@ -24,7 +26,8 @@ import { belowFold, priorityOf, smooth } from './hedge-rule.js'
 import { Loader } from './loader.js'
 import { HeldCheck } from './held-check.js'
 import { coordinatorUrls, readConfig } from './config.js'
-import { matches } from '../../protocol/index.js'
+import { parseRange, rangeResponse } from './ranges.js'
+import { PIECE_BYTES, matches } from '../../protocol/index.js'
 
 /**
  * @typedef {import('./worker-messages.js').WorkerMessage} WorkerMessage
@@ -147,11 +150,64 @@ sw.addEventListener('fetch', (event) => {
     return event.waitUntil(names.refresh())
   }
   const url = new URL(req.url)
-  if (req.method !== 'GET' || req.headers.has('range') || url.origin !== location.origin || url.href === names.url) return
+  if (req.method !== 'GET' || url.origin !== location.origin || url.href === names.url) return
+  const range = req.headers.get('range')
+  if (range !== null) {
+    const name = names.listed?.get(url.href.replace(/#.*/, ''))
+    if (name && cache.has(name.hash)) event.respondWith(fromStore(req, name, range, event.clientId))
+    return
+  }
   // Known at once once the manifest is in: an unnamed URL is left alone.
   if (names.listed && !names.listed.has(url.href.replace(/#.*/, ''))) return
   event.respondWith(respond(req, event.clientId))
 })
+
+/**
+ * A range request for an asset the store holds: its bytes from there, else
+ * from the network as without maygh (several ranges at once; a store that
+ * fails its first read). A pieced asset's range is sent piece by piece as
+ * each is read (a `<video>` asks for all of it from where it plays: its first
+ * frame need not wait for the rest).
+ * @param {Request} req
+ * @param {import('./names.js').Name} name
+ * @param {string} header its `Range`
+ * @param {string} clientId
+ * @returns {Promise<Response>}
+ */
+async function fromStore (req, name, header, clientId) {
+  const t0 = performance.now()
+  const held = cache.meta.get(name.hash)
+  const size = held?.size ?? 0
+  const range = parseRange(header, size)
+  if (range === 'unsatisfiable') return rangeResponse(range, size, '')
+  // A pieced asset's first piece's worth, then the rest as the response is read; any other, whole.
+  const step = (/** @type {number} */ at) => !range ? 0 : !held?.parts ? range.end : Math.min(range.end, (Math.floor(at / PIECE_BYTES) + 1) * PIECE_BYTES - 1)
+  const first = range && await cache.range(name.hash, range.start, step(range.start))
+  if (!range || !first) return fetch(req)
+  const type = name.type || first.type
+  const done = (/** @type {number} */ bytes) => statsFor(clientId).loaded({ url: req.url, hash: name.hash, source: 'cache', bytes, ms: performance.now() - t0 })
+  if (step(range.start) === range.end) {
+    done(first.bytes.length)
+    return rangeResponse(range, size, type, first.bytes)
+  }
+  let at = step(range.start) + 1
+  const body = new ReadableStream({
+    start: (c) => c.enqueue(first.bytes),
+    pull: async (c) => {
+      const next = await cache.range(name.hash, at, step(at))
+      // Gone from the store meanwhile, or corrupt (then deleted): the element asks again, and the
+      // network answers.
+      if (!next) return c.error(new Error('no longer in the store'))
+      c.enqueue(next.bytes)
+      at += next.bytes.length
+      if (at > range.end) {
+        done(range.end + 1 - range.start)
+        c.close()
+      }
+    }
+  }, { highWaterMark: 0 })
+  return rangeResponse(range, size, type, body)
+}
 
 /**
  * @param {Request} req
@@ -353,7 +409,7 @@ async function adopt (urls, clientId) {
       const res = await fetch(url, { cache: 'force-cache' })
       const bytes = new Uint8Array(await res.arrayBuffer())
       if (!res.ok || !(await matches(bytes, name.hash))) return
-      await cache.put(name.hash, bytes, name.type || res.headers.get('content-type') || '')
+      await cache.put(name.hash, bytes, name.type || res.headers.get('content-type') || '', name.pieces)
       stats.loaded({ url, hash: name.hash, source: 'origin', bytes: bytes.length, ms: performance.now() - t0 })
     } catch {}
   }))

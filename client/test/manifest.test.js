@@ -9,7 +9,9 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { randomBytes } from 'node:crypto'
 import { sriHash } from '../manifest.js'
+import { PIECED_ABOVE, splitPieces } from '../../protocol/index.js'
 
 const CLI = fileURLToPath(new URL('../bin/maygh-manifest.js', import.meta.url))
 
@@ -32,4 +34,16 @@ test('maygh-manifest DIR > DIR/maygh-manifest.json lists the assets, not itself,
   execFileSync(process.execPath, [CLI, dir, '--prefix', '/static/', '--out', join(dir, 'names.json')], { stdio: 'ignore' })
   const again = JSON.parse(await readFile(join(dir, 'names.json'), 'utf8'))
   assert.deepEqual(Object.keys(again.assets).sort(), ['/static/img/a.png', '/static/site.css'], 'the --out file is not listed either')
+})
+
+test('an asset above PIECED_ABOVE is named in pieces too: the name of its piece list', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'maygh-manifest-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const clip = randomBytes(PIECED_ABOVE + 1)
+  const small = randomBytes(PIECED_ABOVE)
+  await writeFile(join(dir, 'clip.mp4'), clip)
+  await writeFile(join(dir, 'small.mp4'), small)
+  const manifest = JSON.parse(execFileSync(process.execPath, [CLI, dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))
+  assert.deepEqual(manifest.assets['/clip.mp4'], { hash: sriHash(clip), size: clip.length, type: 'video/mp4', pieces: (await splitPieces(new Uint8Array(clip))).root })
+  assert.deepEqual(manifest.assets['/small.mp4'], { hash: sriHash(small), size: small.length, type: 'video/mp4' }, 'at PIECED_ABOVE exactly: whole only')
 })

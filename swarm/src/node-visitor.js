@@ -315,7 +315,7 @@ export class NodeVisitor {
     const name = await this.names.get(url)
     if (!name || this.cache.has(name.hash) || !(await matches(bytes, name.hash))) return
     await this.cacheReady
-    await this.cache.put(name.hash, bytes, name.type ?? '')
+    await this.cache.put(name.hash, bytes, name.type ?? '', name.pieces)
     stats.loaded({ url, hash: name.hash, source: 'origin', bytes: bytes.length, ms: 0 })
   }
 
