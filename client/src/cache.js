@@ -10,7 +10,10 @@
  * manifest's `pieces`) and each piece; its `meta` lists them (`parts`). A
  * part is read and served alone (`get` of its name: a peer asking for a
  * piece, `range` for the pieces under a range request), and is verified
- * alone; the whole is its verified parts one after the other.
+ * alone; the whole is its verified parts one after the other. Such an asset
+ * may also be kept in part, its pieces stored as they come (`beginPieces`,
+ * `putPiece`; `have` lists those held): its pieces are served, but the asset
+ * is not held (`has`, `hashes`: not announced) until every piece is.
  *
  * IndexedDB's trap: a transaction commits as soon as it has no pending
  * request at the end of a task, so nothing here awaits hashing or network
@@ -19,11 +22,12 @@
  * `promisifyRequest` (resolves on success/complete, rejects on error/abort).
  */
 import { promisifyRequest as settle } from 'idb-keyval'
-import { PIECE_BYTES, PIECED_ABOVE, matches, piecesOf, splitPieces } from '../../protocol/index.js'
+import { PIECE_BYTES, PIECED_ABOVE, matches, pieceNames, piecesOf, splitPieces } from '../../protocol/index.js'
 
 /**
- * @typedef {{ hash: string, size: number, type: string, used: number, pieces?: string, parts?: string[] }} Meta
- *   `pieces`: the name of its piece list; `parts`: that name, then its pieces' names, in order
+ * @typedef {{ hash: string, size: number, type: string, used: number, pieces?: string, parts?: string[], have?: number[] }} Meta
+ *   `pieces`: the name of its piece list; `parts`: that name, then its pieces' names, in order;
+ *   `have`: the pieces held of an asset kept in part (none: all of it)
  * @typedef {(change: { add?: string[], remove?: string[] }) => void} ChangeListener
  * @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string }} Held
  */
@@ -43,6 +47,8 @@ export class Cache {
     this.meta = new Map()
     /** @type {Map<string, Meta[]>} a pieced asset's parts (its list, its pieces) → the assets that have it */
     this.parts = new Map()
+    /** @type {Promise<void>} the last putPiece's */
+    this.pieceWrites = Promise.resolve()
     this.bytes = 0
   }
 
@@ -62,14 +68,14 @@ export class Cache {
     return this
   }
 
-  /** @param {string} hash */
+  /** @param {string} hash @returns {boolean} whether the asset is held whole */
   has (hash) {
-    return this.meta.has(hash)
+    return !!this.meta.get(hash) && !this.meta.get(hash)?.have
   }
 
-  /** Held hashes, most recently used first. */
+  /** Hashes held whole, most recently used first. */
   hashes () {
-    return [...this.meta.values()].sort((a, b) => b.used - a.used).map((m) => m.hash)
+    return [...this.meta.values()].filter((m) => !m.have).sort((a, b) => b.used - a.used).map((m) => m.hash)
   }
 
   /**
@@ -81,6 +87,7 @@ export class Cache {
    */
   async get (hash) {
     const m = this.meta.get(hash)
+    if (m?.have) return null
     if (m?.parts) return this.#read(m, m.parts.slice(1))
     if (m) return this.#read(m, [hash])
     const whole = this.parts.get(hash)?.[0]
@@ -98,11 +105,12 @@ export class Cache {
   async range (hash, start, end) {
     const m = this.meta.get(hash)
     if (!m) return null
+    const { first, last } = piecesOf(start, end)
+    if (m.have && !Array.from({ length: last + 1 - first }, (_, i) => first + i).every((i) => m.have?.includes(i))) return null
     if (!m.parts) {
       const held = await this.get(hash)
       return held && { bytes: held.bytes.slice(start, end + 1), type: held.type }
     }
-    const { first, last } = piecesOf(start, end)
     const held = await this.#read(m, m.parts.slice(1 + first, 2 + last))
     const at = first * PIECE_BYTES
     return held && { bytes: held.bytes.subarray(start - at, end + 1 - at), type: held.type }
@@ -153,6 +161,8 @@ export class Cache {
    */
   async put (hash, bytes, type, pieces) {
     if (!this.db || bytes.length > this.options.quotaBytes) return false
+    // Kept in part so far: kept whole from now on.
+    if (this.meta.get(hash)?.have) await this.delete(hash)
     if (this.meta.has(hash)) return true
     /** @type {Meta} */
     const m = { hash, size: bytes.length, type, used: this.now() }
@@ -182,6 +192,74 @@ export class Cache {
   }
 
   /**
+   * Keep a pieced asset in part from now on: its verified piece list, then
+   * its pieces as they come (putPiece). Nothing if it is kept already.
+   * @param {string} hash
+   * @param {number} size the asset's
+   * @param {string} type
+   * @param {string} root its list's name (the manifest's `pieces`)
+   * @param {Uint8Array<ArrayBuffer>} list verified against `root` by the caller
+   * @returns {Promise<boolean>} whether it is kept (in part or whole)
+   */
+  async beginPieces (hash, size, type, root, list) {
+    if (this.meta.has(hash)) return true
+    if (!this.db) return false
+    /** @type {Meta} */
+    const m = { hash, size, type, used: this.now(), pieces: root, parts: [root, ...pieceNames(list)], have: [] }
+    try {
+      const tx = this.db.transaction(['meta', 'data'], 'readwrite', RELAXED)
+      tx.objectStore('meta').put(m)
+      tx.objectStore('data').put({ hash: root, bytes: list })
+      await settle(tx)
+    } catch {
+      return false
+    }
+    if (!this.meta.has(hash)) this.#list(m)
+    return true
+  }
+
+  /**
+   * Keep piece `index` of an asset kept in part (beginPieces); once it has
+   * every piece, the asset is held (and announced: `onChange`).
+   * @param {string} hash the asset's
+   * @param {number} index
+   * @param {Uint8Array<ArrayBuffer>} bytes verified against the piece's name by the caller
+   * @returns {Promise<void>}
+   */
+  putPiece (hash, index, bytes) {
+    // One at a time: each writes the asset's list of pieces held, which the one before it changed.
+    const put = this.pieceWrites.then(() => this.#putPiece(hash, index, bytes))
+    this.pieceWrites = put.catch(() => {})
+    return put
+  }
+
+  /** @param {string} hash @param {number} index @param {Uint8Array<ArrayBuffer>} bytes */
+  async #putPiece (hash, index, bytes) {
+    const m = this.meta.get(hash)
+    if (!m?.have || !m.parts || m.have.includes(index) || !this.db) return
+    const name = m.parts[1 + index]
+    const have = [...m.have, index]
+    const whole = have.length === m.parts.length - 1
+    try {
+      const tx = this.db.transaction(['meta', 'data'], 'readwrite', RELAXED)
+      tx.objectStore('meta').put({ ...m, have: whole ? undefined : have })
+      tx.objectStore('data').put({ hash: name, bytes })
+      await settle(tx)
+    } catch {
+      return
+    }
+    if (this.meta.get(hash) !== m || m.have.includes(index)) return
+    m.have.push(index)
+    this.bytes += bytes.length
+    this.parts.set(name, [...this.parts.get(name) ?? [], m])
+    if (whole) {
+      delete m.have
+      this.options.onChange?.({ add: [hash] })
+    }
+    await this.evict(hash)
+  }
+
+  /**
    * Evict least recently used entries until the cache fits its quota.
    * @param {string} [keep] never evict this one
    */
@@ -192,7 +270,7 @@ export class Cache {
       if (bytes <= this.options.quotaBytes) break
       if (m.hash === keep) continue
       victims.push(m.hash)
-      bytes -= m.size
+      bytes -= kept(m)
     }
     await this.delete(...victims)
   }
@@ -202,10 +280,13 @@ export class Cache {
     const gone = hashes.filter((h) => this.meta.has(h))
     /** @type {string[]} */
     const records = []
+    /** @type {string[]} */
+    const held = []
     for (const h of gone) {
       const m = /** @type {Meta} */ (this.meta.get(h))
-      this.bytes -= m.size
+      this.bytes -= kept(m)
       this.meta.delete(h)
+      if (!m.have) held.push(h)
       // A part another asset also has (the same piece) stays.
       for (const part of m.parts ?? [h]) {
         const owners = this.parts.get(part)?.filter((o) => o !== m)
@@ -215,7 +296,7 @@ export class Cache {
       }
     }
     if (!gone.length) return
-    this.options.onChange?.({ remove: gone })
+    if (held.length) this.options.onChange?.({ remove: held })
     try {
       const tx = /** @type {IDBDatabase} */ (this.db).transaction(['meta', 'data'], 'readwrite', RELAXED)
       for (const h of gone) tx.objectStore('meta').delete(h)
@@ -227,8 +308,11 @@ export class Cache {
   /** @param {Meta} m held from now on */
   #list (m) {
     this.meta.set(m.hash, m)
-    this.bytes += m.size
-    for (const part of m.parts ?? []) this.parts.set(part, [...this.parts.get(part) ?? [], m])
+    this.bytes += kept(m)
+    const have = m.have
+    m.parts?.forEach((part, i) => {
+      if (i === 0 || !have || have.includes(i - 1)) this.parts.set(part, [...this.parts.get(part) ?? [], m])
+    })
   }
 
   /** Mark as used now; persisted without waiting (a lost touch only ages the entry). @param {Meta} m */
@@ -246,6 +330,12 @@ export class Cache {
     return /** @type {IDBDatabase} */ (this.db).transaction(name, mode, RELAXED).objectStore(name)
   }
 }
+
+/**
+ * The bytes an asset takes in the store: all of it, or the pieces it has.
+ * @param {Meta} m
+ */
+const kept = (m) => m.have ? m.have.reduce((n, i) => n + Math.min(PIECE_BYTES, m.size - i * PIECE_BYTES), 0) : m.size
 
 /**
  * Writes need not reach the disk before they count: everything here can be

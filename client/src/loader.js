@@ -17,9 +17,12 @@ import { originMs } from './hedge-rule.js'
  * @typedef {object} Via
  * @property {{ loaded: (e: Parameters<import('./stats.js').Stats['loaded']>[0]) => void, error: (e: { url?: string, hash?: string, code: string, message: string }) => void, failed: () => void }} stats
  * @property {((url: string, name: import('./names.js').Name, how: PeerHow) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string } | null>) | null} peers
- * @property {(signal?: AbortSignal) => Promise<Response>} [origin] default: a plain GET of the URL
+ * @property {(signal?: AbortSignal, headers?: Record<string, string>) => Promise<Response>} [origin] default: a
+ *   plain GET of the URL (`headers`: more request headers, as a piece's `range`)
  * @property {() => import('./hedge-rule.js').Priority} [priority] how the page needs it (default: in the viewport);
  *   read at each hedge check, since the worker learns it from the page's `hello`
+ * @property {(bytes: Uint8Array<ArrayBuffer>) => Promise<unknown>} [keep] where its verified bytes are kept
+ *   (default: the store, as the asset the name names; a piece goes to its asset's: piece-stream.js)
  */
 /**
  * `signal`: the origin won, stop; `onBytes`: on every peer frame; `deadline()`: the hedge deadline
@@ -155,7 +158,7 @@ export class Loader {
     // The page gets its bytes now; storing them (and checking the origin's) goes on meanwhile.
     done(won.from, bytes.length, peer, won.asked)
     this.track((async () => {
-      if (won.from === 'peer' || await matches(bytes, hash)) await cache.put(hash, bytes, type, name.pieces)
+      if (won.from === 'peer' || await matches(bytes, hash)) await (via.keep ? via.keep(bytes) : cache.put(hash, bytes, type, name.pieces))
       else via.stats.error({ url, hash, code: 'MGH_ERR_HASH_MISMATCH', message: 'origin bytes differ from the manifest; not cached' })
     })())
     return { bytes, type }

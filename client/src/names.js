@@ -9,7 +9,11 @@
  */
 import { MANIFEST_VERSION, isSri } from '../../protocol/index.js'
 
-/** @typedef {{ hash: string, size?: number, type?: string, pieces?: string }} Name `pieces`: its piece list's name (protocol/pieces.js) */
+/**
+ * @typedef {{ hash: string, size?: number, type?: string, pieces?: string, of?: string }} Name
+ *   `pieces`: its piece list's name (protocol/pieces.js); `of`: the pieced asset this names a part of
+ *   (its list or a piece), whose holders serve it
+ */
 
 export class Names {
   /** @param {string} manifestUrl */

@@ -58,6 +58,8 @@ export class PeerFetch {
     }, (hashes, offers) => this.lookup(hashes, offers))
     /** requests per peer at once, and who goes next */
     this.slots = new PeerSlots()
+    /** @type {Map<string, { at: number, holders: Promise<string[]> }>} pieced assets' holders, by asset, as last looked up (holdersOf) */
+    this.partHolders = new Map()
     /**
      * How long this page's holders took to send a request's first byte,
      * smoothed (ms, null before any did): a holder much slower than that is
@@ -85,13 +87,16 @@ export class PeerFetch {
 
   /**
    * @param {string} url for events
-   * @param {{ hash: string, size?: number }} name
+   * @param {{ hash: string, size?: number, of?: string }} name `of`: the pieced asset `hash` is a part
+   *   of (protocol/pieces.js): its holders are asked, and reported for what they do wrong
    * @param {import('./loader.js').PeerHow} how
    * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
    */
-  async get (url, { hash, size }, { signal, onBytes, deadline, priority, originMs, race }) {
+  async get (url, { hash: part, size, of }, { signal, onBytes, deadline, priority, originMs, race }) {
     const { stats, pool, config } = this.o
-    const holders = await this.holders(hash, url)
+    // What is looked up, and reported; `part` is what is asked for, and verified.
+    const hash = of ?? part
+    const holders = of ? await this.holdersOf(of, url) : await this.holders(hash, url)
     // This visitor's channels have not been opening (reach.js): the origin now, the holders all the same
     // (a channel that opens clears it). Not where the site prefers savings: its deadline is none.
     if (holders.length && deadline() < Infinity && this.o.reach?.unreached()) {
@@ -148,7 +153,7 @@ export class PeerFetch {
         const quietMs = () => others ? passOverMs(deadline(), this.answerPace) : Infinity
         if (!asked) onBytes()
         asked = true
-        asset = await this.request(transfer, peer, hash, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
+        asset = await this.request(transfer, peer, part, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
       } catch (err) {
         // A peer's fault (a channel not open in time, a stall, …) counts whether or not the origin
         // has won meanwhile; the request's own abort is none.
@@ -159,7 +164,7 @@ export class PeerFetch {
       } finally {
         this.slots.give(peer)
       }
-      if (!(await matches(asset.bytes, hash))) {
+      if (!(await matches(asset.bytes, part))) {
         stats.rejected({ url, hash, peer })
         this.report(peer, hash, 'hash_mismatch')
         continue
@@ -281,6 +286,24 @@ export class PeerFetch {
   }
 
   /**
+   * The holders of a pieced asset, for its parts: looked up once for all the
+   * parts a page asks for within PART_HOLDERS_MS (a video's pieces, one after
+   * the other), less those found bad since.
+   * @param {string} hash the asset's
+   * @param {string} url for events
+   * @returns {Promise<string[]>}
+   */
+  async holdersOf (hash, url) {
+    const now = performance.now()
+    let known = this.partHolders.get(hash)
+    if (!known || now - known.at > PART_HOLDERS_MS) {
+      this.partHolders.set(hash, (known = { at: now, holders: this.holders(hash, url) }))
+      if (this.partHolders.size > PART_ASSETS_KEPT) this.partHolders.delete(/** @type {string} */ (this.partHolders.keys().next().value))
+    }
+    return (await known.holders).filter((p) => !this.banned.has(p))
+  }
+
+  /**
    * Peers the coordinator names as holders; none when there is no
    * coordinator to ask, on timeout or on any error, such as
    * MGH_ERR_RATE_LIMITED. The lookups a page asks for in one turn (its
@@ -318,6 +341,11 @@ export class PeerFetch {
     }
   }
 }
+
+/** How long the holders a lookup named for a pieced asset serve its parts (ms). */
+const PART_HOLDERS_MS = 10000
+/** Pieced assets whose holders are kept so, at most. */
+const PART_ASSETS_KEPT = 16
 
 /** Offers the page's first lookup carries (protocol 3): channels to that many holders start with the lookup. */
 const OFFERS = 3

@@ -27,7 +27,8 @@ import { Loader } from './loader.js'
 import { HeldCheck } from './held-check.js'
 import { coordinatorUrls, readConfig } from './config.js'
 import { parseRange, rangeResponse } from './ranges.js'
-import { PIECE_BYTES, matches } from '../../protocol/index.js'
+import { pieceStream } from './piece-stream.js'
+import { PIECE_BYTES, isSri, matches } from '../../protocol/index.js'
 
 /**
  * @typedef {import('./worker-messages.js').WorkerMessage} WorkerMessage
@@ -155,12 +156,46 @@ sw.addEventListener('fetch', (event) => {
   if (range !== null) {
     const name = names.listed?.get(url.href.replace(/#.*/, ''))
     if (name && cache.has(name.hash)) event.respondWith(fromStore(req, name, range, event.clientId))
+    else if (name && isPieced(name)) event.respondWith(fromPieces(req, name, range, event.clientId))
     return
   }
   // Known at once once the manifest is in: an unnamed URL is left alone.
   if (names.listed && !names.listed.has(url.href.replace(/#.*/, ''))) return
   event.respondWith(respond(req, event.clientId))
 })
+
+/**
+ * @param {import('./names.js').Name} name
+ * @returns {name is import('./names.js').Name & { size: number, pieces: string }} whether it is named in pieces too
+ */
+const isPieced = (name) => typeof name.pieces === 'string' && isSri(name.pieces) && Number.isSafeInteger(name.size) && /** @type {number} */ (name.size) > 0
+
+/**
+ * A pieced asset the store does not hold whole, from its pieces as they come
+ * (piece-stream.js); without a holder to give its piece list, as without
+ * maygh (a range request from the network, a plain GET the whole asset's way).
+ * @param {Request} req
+ * @param {import('./names.js').Name & { size: number, pieces: string }} name
+ * @param {string | null} header its `Range`, if any
+ * @param {string} clientId
+ * @returns {Promise<Response>}
+ */
+async function fromPieces (req, name, header, clientId) {
+  const range = header === null ? null : parseRange(header, name.size)
+  if (range === 'unsatisfiable') return rangeResponse(range, name.size, '')
+  const peers = peersOf(clientId)
+  const streamed = (header === null || range) && peers && await pieceStream({
+    url: req.url,
+    name,
+    range,
+    loader,
+    cache,
+    via: { stats: statsFor(clientId), peers, origin: (signal, headers) => fetch(req.url, { signal, headers }) },
+    listMs: clock.deadline()
+  }).catch(() => null)
+  if (streamed) return streamed
+  return header === null ? wholeAsset(req, name, clientId) : fetch(req)
+}
 
 /**
  * A range request for an asset the store holds: its bytes from there, else
@@ -217,6 +252,18 @@ async function fromStore (req, name, header, clientId) {
 async function respond (req, clientId) {
   const name = await names.get(req.url)
   if (!name) return fetch(req)
+  if (isPieced(name) && !cache.has(name.hash)) return fromPieces(req, name, null, clientId)
+  return wholeAsset(req, name, clientId)
+}
+
+/**
+ * A named asset whole: from the store, from peers hedged with the origin (loader.js).
+ * @param {Request} req
+ * @param {import('./names.js').Name} name
+ * @param {string} clientId the page that asked
+ * @returns {Promise<Response>}
+ */
+async function wholeAsset (req, name, clientId) {
   /** @type {Response | null} the origin's answer, kept in case it is a failure to pass on */
   let answer = null
   try {

@@ -94,3 +94,62 @@ test('a holder serves its piece list and any piece to a get for its name, as it 
   await assert.rejects(receiver.request(await sriOf(new Uint8Array(3))), { code: 'MGH_ERR_MISS' })
   assert.equal(holder.open, true)
 })
+
+test('an asset kept in part: its pieces served as they come, the asset held (and announced) once it has them all', async () => {
+  const factory = new IDBFactory()
+  /** @type {unknown[]} */
+  const changes = []
+  const opened = () => new Cache({ quotaBytes: 64 << 20, indexedDB: factory, onChange: (c) => changes.push(c) }).open()
+  const cache = await opened()
+  const hash = await sriOf(video)
+  const { root, list, names, pieces } = await splitPieces(video)
+  assert.equal(await cache.beginPieces(hash, video.length, 'video/mp4', root, list), true)
+  await cache.putPiece(hash, 2, pieces[2])
+  await cache.putPiece(hash, 3, pieces[3])
+  assert.equal(cache.has(hash), false)
+  assert.deepEqual(cache.hashes(), [], 'not announced')
+  assert.equal(await cache.get(hash), null, 'not whole')
+  assert.deepEqual(await cache.get(names[3]), { bytes: pieces[3], type: '' })
+  assert.deepEqual(await cache.get(root), { bytes: list, type: '' })
+  assert.equal(await cache.get(names[0]), null, 'a piece it does not have')
+  const start = 2 * PIECE_BYTES + 5
+  assert.deepEqual(await cache.range(hash, start, 4 * PIECE_BYTES - 1), { bytes: video.subarray(start, 4 * PIECE_BYTES), type: 'video/mp4' })
+  assert.equal(await cache.range(hash, start, 4 * PIECE_BYTES), null, 'a range over a piece it does not have')
+  assert.equal(cache.bytes, 2 * PIECE_BYTES, 'counted: the pieces it has')
+  // Reopened: what it had, it has.
+  const again = await opened()
+  assert.deepEqual(await again.get(names[2]), { bytes: pieces[2], type: '' })
+  assert.equal(again.bytes, 2 * PIECE_BYTES)
+  for (let i = 0; i < names.length; i++) await again.putPiece(hash, i, pieces[i])
+  assert.equal(again.has(hash), true)
+  assert.deepEqual(again.hashes(), [hash])
+  assert.deepEqual(changes, [{ add: [hash] }], 'announced once, when whole')
+  assert.deepEqual(await again.get(hash), { bytes: video, type: 'video/mp4' })
+  assert.equal(again.bytes, video.length)
+  assert.deepEqual(await (await opened()).get(hash), { bytes: video, type: 'video/mp4' }, 'whole after a reopen too')
+})
+
+test('an asset kept in part is evicted as any other, by what it takes, and said to nobody: it was never announced', async () => {
+  /** @type {{ add?: string[], remove?: string[] }[]} */
+  const changes = []
+  const cache = await new Cache({ quotaBytes: 3 * PIECE_BYTES, indexedDB: new IDBFactory(), onChange: (c) => changes.push(c) }).open()
+  const hash = await sriOf(video)
+  const { root, list, pieces } = await splitPieces(video)
+  await cache.beginPieces(hash, video.length, 'video/mp4', root, list)
+  for (const i of [0, 1, 2]) await cache.putPiece(hash, i, pieces[i])
+  const small = new Uint8Array(randomBytes(PIECE_BYTES))
+  await cache.put(await sriOf(small), small, 'image/png')
+  assert.equal(cache.meta.has(hash), false, 'the partial asset, least recently used, made room')
+  assert.deepEqual(changes, [{ add: [await sriOf(small)] }])
+  // Kept whole once loaded whole (from the origin, say).
+  /** @type {unknown[]} */
+  const told = []
+  const roomy = await new Cache({ quotaBytes: 64 << 20, indexedDB: new IDBFactory(), onChange: (c) => told.push(c) }).open()
+  await roomy.beginPieces(hash, video.length, 'video/mp4', root, list)
+  await roomy.putPiece(hash, 0, pieces[0])
+  await roomy.put(hash, video, 'video/mp4', root)
+  assert.equal(roomy.has(hash), true)
+  assert.deepEqual(told, [{ add: [hash] }])
+  assert.equal(roomy.bytes, video.length)
+  assert.deepEqual(await roomy.range(hash, 0, video.length - 1), { bytes: video, type: 'video/mp4' })
+})

@@ -290,6 +290,45 @@ for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
     }
   })
 
+  test(`${kind}: a large asset from another visitor piece by piece, a range request's and then the whole (then held, and announced)`, { timeout: 90000 }, async () => {
+    const a = await visitor('chromium')
+    const b = await visitor(kind)
+    try {
+      const path = '/media/clip.mp4'
+      const clip = await readFile(join(dir, path))
+      const sha256 = (/** @type {Uint8Array} */ bytes) => createHash('sha256').update(bytes).digest('hex')
+      const ask = (/** @type {import('playwright-core').Page} */ tab, /** @type {Record<string, string>} */ headers) => tab.evaluate(async ([path, headers]) => {
+        const res = await fetch(path, { headers })
+        const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await res.arrayBuffer()))
+        return { status: res.status, range: res.headers.get('content-range'), sha256: [...digest].map((x) => x.toString(16).padStart(2, '0')).join('') }
+      }, /** @type {const} */ ([path, headers]))
+      await a.open('/about.html')
+      await a.open('/about.html')
+      assert.equal((await ask(a.tab, {})).sha256, sha256(clip))
+      await a.tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
+      await b.open('/about.html')
+      await b.open('/about.html')
+      const origin = site.served.get(path)?.bytes ?? 0
+      const start = PIECE_BYTES + 1000
+      const end = 3 * PIECE_BYTES + 1000
+      assert.deepEqual(await ask(b.tab, { Range: `bytes=${start}-${end}` }), { status: 206, range: `bytes ${start}-${end}/${clip.length}`, sha256: sha256(clip.subarray(start, end + 1)) })
+      assert.deepEqual(await ask(b.tab, {}), { status: 200, range: null, sha256: sha256(clip) })
+      await b.tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
+      assert.equal((site.served.get(path)?.bytes ?? 0) - origin, 0, 'not a byte of it from the origin')
+      const loads = /** @type {{ loaded?: { url: string, source: string, bytes: number } }[]} */ (await b.loads())
+      const clipLoads = loads.flatMap((l) => l.loaded?.url.endsWith(path) ? [l.loaded] : [])
+      assert.deepEqual([...new Set(clipLoads.map((l) => l.source))].sort(), ['cache', 'peer'], JSON.stringify(clipLoads))
+      assert.equal(clipLoads.filter((l) => l.source === 'peer').reduce((n, l) => n + l.bytes, 0), clip.length, 'each piece from the peer once')
+      // Held whole now: announced, and answered from the store.
+      const stats = await b.stats()
+      assert.ok(stats.peer.bytes >= clip.length)
+      assert.deepEqual(await ask(b.tab, { Range: 'bytes=0-9' }), { status: 206, range: `bytes 0-9/${clip.length}`, sha256: sha256(clip.subarray(0, 10)) })
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  })
+
   test(`${kind}: what nobody holds goes to the origin at once, before the page's script has said hello (the worker asks the coordinator's /held)`, { timeout: 60000 }, async () => {
     const v = await visitor(kind)
     try {

@@ -2,8 +2,9 @@
  * An ordinary static file server, as a site owner would put in front of a
  * folder (nginx, `npx serve`): files with their content type, an ETag,
  * `Cache-Control: no-cache` (revalidate, 304 when unchanged), `index.html`
- * for folders, 404 otherwise. It counts what it serves per path, as an
- * origin's logs would: requests, 304s and body bytes.
+ * for folders, 404 otherwise, and one byte range when asked (206, as nginx
+ * answers a `<video>`). It counts what it serves per path, as an origin's
+ * logs would: requests, 304s and body bytes.
  */
 import { createServer } from 'node:http'
 import { readFile, stat } from 'node:fs/promises'
@@ -31,8 +32,15 @@ export async function startStaticSite (root) {
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
       const headers = { 'content-type': contentType(file), etag, 'cache-control': 'no-cache' }
       if (req.headers['if-none-match'] === etag) return res.writeHead(304, headers).end()
+      const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ''))
+      if (range && Number(range[1]) < body.length) {
+        const start = Number(range[1])
+        const end = Math.min(body.length - 1, range[2] === '' ? Infinity : Number(range[2]))
+        count.bytes += end + 1 - start
+        return res.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${body.length}`, 'content-length': end + 1 - start }).end(body.subarray(start, end + 1))
+      }
       count.bytes += body.length
-      res.writeHead(200, { ...headers, 'content-length': body.length }).end(body)
+      res.writeHead(200, { ...headers, 'accept-ranges': 'bytes', 'content-length': body.length }).end(body)
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found')
     }

@@ -1,0 +1,123 @@
+/**
+ * A pieced asset (protocol/pieces.js) the store does not hold whole, sent as
+ * its pieces come: the worker's answer to a range request (a `<video>`
+ * playing or seeking) and to a plain GET of a large asset. Its piece list
+ * comes from a holder (the origin has none: without a holder the request
+ * goes to the network as without maygh); then each piece under the range is
+ * loaded as any named asset is (loader.js: the store, else peers hedged with
+ * the origin, asked for that piece's bytes alone), PIECES_AHEAD at a time, so
+ * that the pieces of one asset come from several holders at once (each load
+ * starts at the next holder: peer-fetch.js); each is verified on arrival and
+ * kept in the store as a piece of its asset (cache.js `putPiece`: the asset is
+ * announced once every piece is held). The first piece is wanted at once
+ * (the element waits for it: the viewport's deadline); those after it are
+ * read ahead (below the fold's).
+ */
+import { PIECE_BYTES, matches, pieceCount, pieceNames } from '../../protocol/index.js'
+import { rangeResponse } from './ranges.js'
+
+/** Pieces loaded ahead of the one being sent, at most. */
+export const PIECES_AHEAD = 4
+
+/**
+ * @param {object} o
+ * @param {string} o.url the asset's URL, as the page asked for it
+ * @param {import('./names.js').Name & { size: number, pieces: string }} o.name
+ * @param {{ start: number, end: number } | null} o.range null: all of it (200)
+ * @param {import('./loader.js').Loader} o.loader
+ * @param {import('./cache.js').Cache} o.cache
+ * @param {import('./loader.js').Via & { peers: NonNullable<import('./loader.js').Via['peers']> }} o.via
+ *   its `origin(signal, headers)` fetches the asset's URL with these headers
+ * @param {number} o.listMs how long to wait for a holder's piece list
+ * @returns {Promise<Response | null>} null: no holder gave its piece list
+ */
+export async function pieceStream ({ url, name, range, loader, cache, via, listMs }) {
+  const { hash, size, type = '' } = name
+  const list = await pieceList(url, name, via, cache, listMs)
+  if (!list) return null
+  const names = pieceNames(list)
+  const { start, end } = range ?? { start: 0, end: size - 1 }
+  const first = Math.floor(start / PIECE_BYTES)
+  const last = Math.floor(end / PIECE_BYTES)
+  /** @type {Map<number, Promise<Uint8Array>>} pieces on their way, by index */
+  const loading = new Map()
+  const load = (/** @type {number} */ i) => {
+    if (i > last || loading.has(i)) return
+    const from = i * PIECE_BYTES
+    const to = Math.min(size, from + PIECE_BYTES) - 1
+    const piece = { hash: names[i], size: to + 1 - from, type, of: hash }
+    const got = loader.named(url, piece, {
+      ...via,
+      priority: () => i === first ? 'viewport' : 'later',
+      origin: (signal) => originPiece(via, from, to, signal),
+      keep: (bytes) => cache.putPiece(hash, i, bytes)
+    }).then((got) => got.bytes)
+    // Read ahead, and perhaps never sent (the element went elsewhere): its failure is nobody's.
+    got.catch(() => {})
+    loading.set(i, got)
+  }
+  let next = first
+  const body = new ReadableStream({
+    pull: async (c) => {
+      for (let i = next; i <= next + PIECES_AHEAD; i++) load(i)
+      try {
+        const bytes = await /** @type {Promise<Uint8Array>} */ (loading.get(next))
+        loading.delete(next)
+        const from = next * PIECE_BYTES
+        c.enqueue(bytes.subarray(Math.max(0, start - from), Math.min(bytes.length, end + 1 - from)))
+      } catch (err) {
+        c.error(err)
+        return
+      }
+      if (++next > last) c.close()
+    }
+  }, { highWaterMark: 0 })
+  if (range) return rangeResponse(range, size, type, body)
+  return new Response(body, { headers: { 'content-type': type, 'content-length': String(size) } })
+}
+
+/**
+ * The asset's piece list: from the store, else from a holder within `ms`
+ * (verified by its name), then kept (the asset is kept in part from now on).
+ * @param {string} url
+ * @param {import('./names.js').Name & { size: number, pieces: string }} name
+ * @param {import('./loader.js').Via & { peers: NonNullable<import('./loader.js').Via['peers']> }} via
+ * @param {import('./cache.js').Cache} cache
+ * @param {number} ms
+ * @returns {Promise<Uint8Array<ArrayBuffer> | null>}
+ */
+async function pieceList (url, name, via, cache, ms) {
+  const held = await cache.get(name.pieces)
+  if (held) return held.bytes
+  const stop = new AbortController()
+  const timer = setTimeout(() => stop.abort(), ms)
+  const part = { hash: name.pieces, size: 32 * pieceCount(name.size), of: name.hash }
+  const got = await via.peers(url, part, {
+    signal: stop.signal,
+    onBytes: () => {},
+    deadline: () => ms,
+    priority: () => 'viewport',
+    originMs: () => null,
+    race: () => {}
+  }).catch(() => null).finally(() => clearTimeout(timer))
+  if (!got || got.bytes.length !== part.size || !(await matches(got.bytes, name.pieces))) return null
+  await cache.beginPieces(name.hash, name.size, name.type ?? '', name.pieces, got.bytes)
+  return got.bytes
+}
+
+/**
+ * One piece's bytes from the origin, as a response of exactly those bytes:
+ * a range request, or the whole body cut down where the origin does not
+ * answer ranges (200).
+ * @param {import('./loader.js').Via} via
+ * @param {number} from
+ * @param {number} to inclusive
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Response>}
+ */
+async function originPiece (via, from, to, signal) {
+  const res = await /** @type {NonNullable<import('./loader.js').Via['origin']>} */ (via.origin)(signal, { range: `bytes=${from}-${to}` })
+  if (res.status === 206 && res.headers.get('content-range')?.startsWith(`bytes ${from}-${to}/`)) return res
+  if (!res.ok) return res
+  return new Response(new Uint8Array(await res.arrayBuffer()).subarray(from, to + 1), { status: 200 })
+}
