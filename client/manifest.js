@@ -4,9 +4,9 @@
  * CLI and by the demo site. Format: docs/protocol.md, "Manifest".
  */
 import { createHash } from 'node:crypto'
-import { readdir, readFile } from 'node:fs/promises'
-import { join, posix, relative, resolve, sep, extname } from 'node:path'
-import { MANIFEST_VERSION, PIECE_BYTES, PIECED_ABOVE } from '../protocol/index.js'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { basename, join, posix, relative, resolve, sep, extname } from 'node:path'
+import { MANIFEST_VERSION, PIECE_BYTES, PIECED_ABOVE, PIECE_LISTS_DIR, pieceListPath } from '../protocol/index.js'
 import { BUNDLES } from './bundles.js'
 
 /**
@@ -54,16 +54,23 @@ export function sriHash (bytes) {
 }
 
 /**
- * The name of an asset's piece list (protocol/pieces.js: the SHA-256 digests
- * of its PIECE_BYTES pieces, one after the other), hashed synchronously.
+ * An asset's piece list (protocol/pieces.js: the SHA-256 digests of its
+ * PIECE_BYTES pieces, one after the other), hashed synchronously.
+ * @param {Uint8Array} bytes
+ * @returns {Buffer}
+ */
+export function pieceListOf (bytes) {
+  const digests = []
+  for (let at = 0; at < bytes.length; at += PIECE_BYTES) digests.push(createHash('sha256').update(bytes.subarray(at, at + PIECE_BYTES)).digest())
+  return Buffer.concat(digests)
+}
+
+/**
+ * The name of an asset's piece list: the manifest's `pieces`.
  * @param {Uint8Array} bytes
  * @returns {string}
  */
-export function piecesRoot (bytes) {
-  const list = createHash('sha256')
-  for (let at = 0; at < bytes.length; at += PIECE_BYTES) list.update(createHash('sha256').update(bytes.subarray(at, at + PIECE_BYTES)).digest())
-  return 'sha256-' + list.digest('base64')
-}
+export const piecesRoot = (bytes) => sriHash(pieceListOf(bytes))
 
 /**
  * @typedef {{ hash: string, size: number, type: string, pieces?: string }} ManifestEntry
@@ -76,7 +83,9 @@ export function piecesRoot (bytes) {
  * but for {@link NEVER_LISTED} and `exclude`.
  *
  * @param {string} dir folder served at `prefix`
- * @param {{ prefix?: string, extensions?: string[], exclude?: string[] }} [options] `exclude`: more files not to list (paths)
+ * @param {{ prefix?: string, extensions?: string[], exclude?: string[], lists?: Map<string, Buffer> }} [options]
+ *   `exclude`: more files not to list (paths); `lists`: filled with the piece list of each asset named in
+ *   pieces, by its name (what `writePieceLists` writes)
  * @returns {Promise<Manifest>}
  */
 export async function buildManifest (dir, options = {}) {
@@ -85,7 +94,7 @@ export async function buildManifest (dir, options = {}) {
   const extensions = new Set(options.extensions ?? Object.keys(CONTENT_TYPES).filter((e) => e !== '.html'))
   const excluded = new Set((options.exclude ?? []).map((f) => resolve(f)))
   const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
-    .filter((d) => d.isFile() && extensions.has(extname(d.name).toLowerCase()) && !NEVER_LISTED.includes(d.name))
+    .filter((d) => d.isFile() && extensions.has(extname(d.name).toLowerCase()) && !NEVER_LISTED.includes(d.name) && basename(d.parentPath ?? d.path) !== PIECE_LISTS_DIR)
     .map((d) => join(d.parentPath ?? d.path, d.name))
     .filter((f) => !excluded.has(resolve(f)))
     .sort()
@@ -94,7 +103,28 @@ export async function buildManifest (dir, options = {}) {
   for (const file of files) {
     const bytes = await readFile(file)
     const urlPath = posix.join(prefix, relative(dir, file).split(sep).join('/'))
-    assets[urlPath] = { hash: sriHash(bytes), size: bytes.length, type: contentType(file), ...(bytes.length > PIECED_ABOVE && { pieces: piecesRoot(bytes) }) }
+    /** @type {ManifestEntry} */
+    const entry = assets[urlPath] = { hash: sriHash(bytes), size: bytes.length, type: contentType(file) }
+    if (bytes.length > PIECED_ABOVE) {
+      const list = pieceListOf(bytes)
+      entry.pieces = sriHash(list)
+      options.lists?.set(entry.pieces, list)
+    }
   }
   return { version: MANIFEST_VERSION, assets }
+}
+
+/**
+ * Write piece lists into `<folder>/maygh-pieces/`, where a client finds them
+ * beside a manifest served from `<folder>`. Lists no manifest names any more
+ * stay (a visitor may still hold an older manifest); they are small.
+ * @param {string} folder where the manifest is served from
+ * @param {Map<string, Buffer>} lists by name
+ * @returns {Promise<number>} lists written
+ */
+export async function writePieceLists (folder, lists) {
+  if (!lists.size) return 0
+  await mkdir(join(folder, PIECE_LISTS_DIR), { recursive: true })
+  for (const [name, list] of lists) await writeFile(join(folder, pieceListPath(name)), list)
+  return lists.size
 }

@@ -8,4 +8,4 @@ export { ERRORS, COORDINATOR_ERRORS, CLIENT_ERRORS, SIM_ERRORS, DEMO_ERRORS, May
 export { backoffDelay } from './backoff.js'
 export { SRI_PATTERN, isSri, sriOf, matches, sha256FromIntegrity } from './sri.js'
 export { PROTOCOL_VERSION, PROTOCOL_VERSIONS, RELAY_PROTOCOL_VERSION, MANIFEST_VERSION, REQUEST_TYPES, REPORT_REASONS, USAGE_SOURCES, MAX_USAGE_BYTES, VISITOR_KEY_PATTERN, PEER_ID_PATTERN, SHARD_ID_PATTERN, shardOfPeer, heldUrl, LIMITS, DEFAULT_QUOTA_BYTES } from './messages.js'
-export { PIECE_BYTES, PIECED_ABOVE, pieceCount, pieceList, pieceNames, splitPieces, piecesOf } from './pieces.js'
+export { PIECE_BYTES, PIECED_ABOVE, PIECE_LISTS_DIR, pieceListPath, pieceCount, pieceList, pieceNames, splitPieces, piecesOf } from './pieces.js'

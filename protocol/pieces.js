@@ -14,6 +14,16 @@
  */
 import { sriOf } from './sri.js'
 
+/** The folder beside the manifest that holds the piece lists, for a client no holder gives one. */
+export const PIECE_LISTS_DIR = 'maygh-pieces'
+
+/**
+ * Where a piece list is beside the manifest: PIECE_LISTS_DIR/ its SHA-256 in base64url.
+ * @param {string} name the list's SRI name
+ * @returns {string} a relative path
+ */
+export const pieceListPath = (name) => `${PIECE_LISTS_DIR}/${name.slice(7).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`
+
 /** Bytes in a piece (the last one of an asset may be shorter). */
 export const PIECE_BYTES = 1 << 20
 

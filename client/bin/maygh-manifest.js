@@ -2,12 +2,16 @@
 /**
  * maygh-manifest DIR [--prefix /] [--out FILE]
  * Writes the manifest (URL path → SHA-256, size, type) for the static assets
- * under DIR. Never listed: the manifest itself, the --out file and the client's
- * own bundles (client/manifest.js, NEVER_LISTED).
+ * under DIR, and the piece lists of those above 4 MiB into maygh-pieces/
+ * beside the manifest (the --out file's folder, else DIR). Never listed: the
+ * manifest itself, the --out file, the piece lists and the client's own
+ * bundles (client/manifest.js, NEVER_LISTED).
  */
 import { writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildManifest } from '../manifest.js'
+import { buildManifest, writePieceLists } from '../manifest.js'
+import { PIECE_LISTS_DIR } from '../../protocol/index.js'
 
 const usage = 'usage: maygh-manifest DIR [--prefix /] [--out FILE]'
 let args
@@ -29,11 +33,16 @@ if (args.positionals.length !== 1) {
   process.exit(2)
 }
 try {
-  const manifest = await buildManifest(args.positionals[0], { prefix: args.values.prefix, exclude: args.values.out ? [args.values.out] : [] })
+  /** @type {Map<string, Buffer>} */
+  const lists = new Map()
+  const manifest = await buildManifest(args.positionals[0], { prefix: args.values.prefix, exclude: args.values.out ? [args.values.out] : [], lists })
   const text = JSON.stringify(manifest, null, 2) + '\n'
   if (args.values.out) await writeFile(args.values.out, text)
   else process.stdout.write(text)
-  console.error(`maygh-manifest: ${Object.keys(manifest.assets).length} assets`)
+  // Beside the manifest: served from the --out file's folder, or from DIR when it goes to stdout.
+  const beside = args.values.out ? dirname(args.values.out) : args.positionals[0]
+  const written = await writePieceLists(beside, lists)
+  console.error(`maygh-manifest: ${Object.keys(manifest.assets).length} assets${written ? `, ${written} in pieces (their lists in ${beside}/${PIECE_LISTS_DIR}/)` : ''}`)
 } catch (err) {
   console.error(`maygh-manifest: ${err.code ?? 'ERROR'}: ${err.message}`)
   process.exit(1)

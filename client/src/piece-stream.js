@@ -2,8 +2,9 @@
  * A pieced asset (protocol/pieces.js) the store does not hold whole, sent as
  * its pieces come: the worker's answer to a range request (a `<video>`
  * playing or seeking) and to a plain GET of a large asset. Its piece list
- * comes from a holder (the origin has none: without a holder the request
- * goes to the network as without maygh); then each piece under the range is
+ * comes from a holder, else from the origin (`maygh-pieces/` beside the
+ * manifest, which maygh-manifest writes; without it, the request goes to
+ * the network as without maygh); then each piece under the range is
  * loaded as any named asset is (loader.js: the store, else peers hedged with
  * the origin, asked for that piece's bytes alone), PIECES_AHEAD at a time, so
  * that the pieces of one asset come from several holders at once (each load
@@ -29,11 +30,12 @@ export const PIECES_AHEAD = 4
  * @param {import('./loader.js').Via & { peers: NonNullable<import('./loader.js').Via['peers']> }} o.via
  *   its `origin(signal, headers)` fetches the asset's URL with these headers
  * @param {number} o.listMs how long to wait for a holder's piece list
- * @returns {Promise<Response | null>} null: no holder gave its piece list
+ * @param {string} o.listUrl where the origin keeps it
+ * @returns {Promise<Response | null>} null: neither a holder nor the origin gave its piece list
  */
-export async function pieceStream ({ url, name, range, loader, cache, via, listMs }) {
+export async function pieceStream ({ url, name, range, loader, cache, via, listMs, listUrl }) {
   const { hash, size, type = '' } = name
-  const list = await pieceList(url, name, via, cache, listMs)
+  const list = await pieceList(url, name, via, cache, listMs, listUrl)
   if (!list) return null
   const names = pieceNames(list)
   const { start, end } = range ?? { start: 0, end: size - 1 }
@@ -77,16 +79,18 @@ export async function pieceStream ({ url, name, range, loader, cache, via, listM
 }
 
 /**
- * The asset's piece list: from the store, else from a holder within `ms`
- * (verified by its name), then kept (the asset is kept in part from now on).
+ * The asset's piece list: from the store, else from a holder within `ms`,
+ * else from the origin (verified by its name), then kept (the asset is kept
+ * in part from now on).
  * @param {string} url
  * @param {import('./names.js').Name & { size: number, pieces: string }} name
  * @param {import('./loader.js').Via & { peers: NonNullable<import('./loader.js').Via['peers']> }} via
  * @param {import('./cache.js').Cache} cache
  * @param {number} ms
+ * @param {string} listUrl
  * @returns {Promise<Uint8Array<ArrayBuffer> | null>}
  */
-async function pieceList (url, name, via, cache, ms) {
+async function pieceList (url, name, via, cache, ms, listUrl) {
   const held = await cache.get(name.pieces)
   if (held) return held.bytes
   const stop = new AbortController()
@@ -100,9 +104,10 @@ async function pieceList (url, name, via, cache, ms) {
     originMs: () => null,
     race: () => {}
   }).catch(() => null).finally(() => clearTimeout(timer))
-  if (!got || got.bytes.length !== part.size || !(await matches(got.bytes, name.pieces))) return null
-  await cache.beginPieces(name.hash, name.size, name.type ?? '', name.pieces, got.bytes)
-  return got.bytes
+  const list = got?.bytes ?? await fetch(listUrl).then(async (res) => res.ok ? new Uint8Array(await res.arrayBuffer()) : null, () => null)
+  if (!list || list.length !== part.size || !(await matches(list, name.pieces))) return null
+  await cache.beginPieces(name.hash, name.size, name.type ?? '', name.pieces, list)
+  return list
 }
 
 /**

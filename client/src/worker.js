@@ -28,7 +28,7 @@ import { HeldCheck } from './held-check.js'
 import { coordinatorUrls, readConfig } from './config.js'
 import { parseRange, rangeResponse } from './ranges.js'
 import { pieceStream } from './piece-stream.js'
-import { PIECE_BYTES, isSri, matches } from '../../protocol/index.js'
+import { PIECE_BYTES, isSri, matches, pieceListPath } from '../../protocol/index.js'
 
 /**
  * @typedef {import('./worker-messages.js').WorkerMessage} WorkerMessage
@@ -157,6 +157,7 @@ sw.addEventListener('fetch', (event) => {
     const name = names.listed?.get(url.href.replace(/#.*/, ''))
     if (name && cache.has(name.hash)) event.respondWith(fromStore(req, name, range, event.clientId))
     else if (name && isPieced(name)) event.respondWith(fromPieces(req, name, range, event.clientId))
+    else if (name) event.respondWith(wholeRange(req, name, range, event.clientId))
     return
   }
   // Known at once once the manifest is in: an unnamed URL is left alone.
@@ -191,10 +192,32 @@ async function fromPieces (req, name, header, clientId) {
     loader,
     cache,
     via: { stats: statsFor(clientId), peers, origin: (signal, headers) => fetch(req.url, { signal, headers }) },
-    listMs: clock.deadline()
+    listMs: clock.deadline(),
+    listUrl: new URL(pieceListPath(name.pieces), names.url).href
   }).catch(() => null)
   if (streamed) return streamed
   return header === null ? wholeAsset(req, name, clientId) : fetch(req)
+}
+
+/**
+ * A range request for a smaller asset (not in pieces) the store does not
+ * hold: the asset loaded whole as any named asset is (so kept, and served to
+ * others from then on: an `<audio>` clip asks with `Range`), the range cut
+ * out of it; several ranges, or one it cannot read, from the network.
+ * @param {Request} req
+ * @param {import('./names.js').Name} name
+ * @param {string} header its `Range`
+ * @param {string} clientId
+ * @returns {Promise<Response>}
+ */
+async function wholeRange (req, name, header, clientId) {
+  if (!Number.isSafeInteger(name.size) || parseRange(header, /** @type {number} */ (name.size)) === null) return fetch(req)
+  const res = await wholeAsset(new Request(req.url), name, clientId)
+  if (!res.ok) return res
+  const bytes = new Uint8Array(await res.arrayBuffer())
+  const range = parseRange(header, bytes.length)
+  if (range === null) return fetch(req)
+  return range === 'unsatisfiable' ? rangeResponse(range, bytes.length, '') : rangeResponse(range, bytes.length, res.headers.get('content-type') ?? '', bytes.slice(range.start, range.end + 1))
 }
 
 /**

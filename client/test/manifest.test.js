@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { sriHash } from '../manifest.js'
-import { PIECED_ABOVE, splitPieces } from '../../protocol/index.js'
+import { PIECED_ABOVE, pieceListPath, splitPieces } from '../../protocol/index.js'
 
 const CLI = fileURLToPath(new URL('../bin/maygh-manifest.js', import.meta.url))
 
@@ -36,7 +36,7 @@ test('maygh-manifest DIR > DIR/maygh-manifest.json lists the assets, not itself,
   assert.deepEqual(Object.keys(again.assets).sort(), ['/static/img/a.png', '/static/site.css'], 'the --out file is not listed either')
 })
 
-test('an asset above PIECED_ABOVE is named in pieces too: the name of its piece list', async (t) => {
+test('an asset above PIECED_ABOVE is named in pieces too: the name of its piece list, written beside the manifest', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-manifest-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const clip = randomBytes(PIECED_ABOVE + 1)
@@ -46,4 +46,13 @@ test('an asset above PIECED_ABOVE is named in pieces too: the name of its piece 
   const manifest = JSON.parse(execFileSync(process.execPath, [CLI, dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))
   assert.deepEqual(manifest.assets['/clip.mp4'], { hash: sriHash(clip), size: clip.length, type: 'video/mp4', pieces: (await splitPieces(new Uint8Array(clip))).root })
   assert.deepEqual(manifest.assets['/small.mp4'], { hash: sriHash(small), size: small.length, type: 'video/mp4' }, 'at PIECED_ABOVE exactly: whole only')
+  const { root, list } = await splitPieces(new Uint8Array(clip))
+  assert.deepEqual(new Uint8Array(await readFile(join(dir, pieceListPath(root)))), list, 'its list, where a client looks for it beside the manifest')
+  // Again with --out elsewhere: the lists go beside that file, and are never listed themselves.
+  const site = join(dir, 'site')
+  await mkdir(site)
+  execFileSync(process.execPath, [CLI, dir, '--out', join(site, 'maygh-manifest.json')], { stdio: 'ignore' })
+  assert.deepEqual(new Uint8Array(await readFile(join(site, pieceListPath(root)))), list)
+  const again = JSON.parse(await readFile(join(site, 'maygh-manifest.json'), 'utf8'))
+  assert.deepEqual(Object.keys(again.assets).sort(), ['/clip.mp4', '/small.mp4'])
 })

@@ -3,8 +3,9 @@
  * real Loader and Cache (fake-indexeddb) and holders as functions: pieces
  * loaded a few at a time over several holders, the range cut out of them,
  * each piece kept so the asset is held once all are; the origin asked for a
- * piece's bytes alone, and cut down where it answers the whole; no holder
- * to give the piece list: none (the worker goes to the network).
+ * piece's bytes alone, and cut down where it answers the whole; no holder to
+ * give the piece list: the origin's (maygh-pieces/), else none (the worker
+ * goes to the network).
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -15,12 +16,29 @@ import { Loader } from '../src/loader.js'
 import { Names } from '../src/names.js'
 import { OriginClock } from '../src/hedge.js'
 import { PIECES_AHEAD, pieceStream } from '../src/piece-stream.js'
-import { PIECE_BYTES, PIECED_ABOVE, splitPieces, sriOf } from '../../protocol/index.js'
+import { PIECE_BYTES, PIECED_ABOVE, pieceListPath, splitPieces, sriOf } from '../../protocol/index.js'
+import { createServer } from 'node:http'
 
 const clip = new Uint8Array(randomBytes(PIECED_ABOVE + 4 * PIECE_BYTES + 99))
 
-before(() => { Object.assign(globalThis, { location: new URL('http://127.0.0.1:9/') }) })
-after(() => { delete (/** @type {any} */ (globalThis)).location })
+/** @type {Map<string, Uint8Array>} what the origin keeps beside its manifest, by path */
+const beside = new Map()
+/** @type {string[]} */
+const listRequests = []
+const origin = createServer((req, res) => {
+  listRequests.push(String(req.url))
+  const list = beside.get(String(req.url).slice(1))
+  if (list) res.writeHead(200).end(list)
+  else res.writeHead(404).end()
+})
+before(async () => {
+  await new Promise((resolve) => origin.listen(0, '127.0.0.1', () => resolve(undefined)))
+  Object.assign(globalThis, { location: new URL(`http://127.0.0.1:${/** @type {any} */ (origin.address()).port}/`) })
+})
+after(() => {
+  origin.close()
+  delete (/** @type {any} */ (globalThis)).location
+})
 
 /**
  * @param {{ holders: number, answersMs?: number, originRanges?: boolean, slowPeers?: boolean }} o
@@ -61,7 +79,8 @@ async function setup ({ holders, answersMs = 5, originRanges = true }) {
       return new Response(clip.subarray(Number(m[1]), Number(m[2]) + 1), { status: 206, headers: { 'content-range': `bytes ${m[1]}-${m[2]}/${clip.length}` } })
     }
   }
-  return { name, cache, loader, via, asked, origin, split, mostInFlight: () => mostInFlight }
+  const listUrl = new URL(pieceListPath(split.root), globalThis.location.href).href
+  return { name, cache, loader, via, asked, origin, split, mostInFlight: () => mostInFlight, listUrl }
 }
 
 /** @param {Response} res */
@@ -71,7 +90,7 @@ test('a range from three holders, a few pieces at a time, each kept; the whole a
   const s = await setup({ holders: 3 })
   const start = PIECE_BYTES + 17
   const end = 4 * PIECE_BYTES + 5
-  const res = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: s.name, range: { start, end }, loader: s.loader, cache: s.cache, via: s.via, listMs: 1000 }))
+  const res = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: s.name, range: { start, end }, loader: s.loader, cache: s.cache, via: s.via, listMs: 1000, listUrl: s.listUrl }))
   assert.equal(res.status, 206)
   assert.equal(res.headers.get('content-range'), `bytes ${start}-${end}/${clip.length}`)
   assert.deepEqual(await bytesOf(res), clip.subarray(start, end + 1))
@@ -79,7 +98,7 @@ test('a range from three holders, a few pieces at a time, each kept; the whole a
   assert.deepEqual(new Set(s.asked.map((a) => a.peer)), new Set(['h0', 'h1', 'h2']), 'every holder served')
   assert.ok(s.mostInFlight() > 1 && s.mostInFlight() <= PIECES_AHEAD + 1, `${s.mostInFlight()} pieces at once`)
   await s.loader.settled()
-  const whole = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: s.name, range: null, loader: s.loader, cache: s.cache, via: s.via, listMs: 1000 }))
+  const whole = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: s.name, range: null, loader: s.loader, cache: s.cache, via: s.via, listMs: 1000, listUrl: s.listUrl }))
   assert.equal(whole.status, 200)
   assert.equal(whole.headers.get('content-length'), String(clip.length))
   assert.deepEqual(await bytesOf(whole), clip)
@@ -96,7 +115,7 @@ test('pieces peers do not give come from the origin, a range of their own bytes,
     const peers = s.via.peers
     s.via.peers = async (url, part, how) => part.hash === s.split.root ? peers(url, part, how) : null
     const start = 2 * PIECE_BYTES - 3
-    const res = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: s.name, range: { start, end: 2 * PIECE_BYTES + 3 }, loader: s.loader, cache: s.cache, via: s.via, listMs: 1000 }))
+    const res = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: s.name, range: { start, end: 2 * PIECE_BYTES + 3 }, loader: s.loader, cache: s.cache, via: s.via, listMs: 1000, listUrl: s.listUrl }))
     assert.deepEqual(await bytesOf(res), clip.subarray(start, 2 * PIECE_BYTES + 4))
     assert.deepEqual(s.origin.sort(), [`bytes=${PIECE_BYTES}-${2 * PIECE_BYTES - 1}`, `bytes=${2 * PIECE_BYTES}-${3 * PIECE_BYTES - 1}`])
     await s.loader.settled()
@@ -104,8 +123,22 @@ test('pieces peers do not give come from the origin, a range of their own bytes,
   }
 })
 
-test('no holder to give the piece list: no stream (the worker goes to the network as without maygh)', async () => {
+test('no holder to give the piece list: the origin\'s; without it, no stream (the worker goes to the network as without maygh)', async () => {
   const s = await setup({ holders: 0 })
-  assert.equal(await pieceStream({ url: '/clip.mp4', name: s.name, range: { start: 0, end: 9 }, loader: s.loader, cache: s.cache, via: s.via, listMs: 200 }), null)
+  listRequests.length = 0
+  assert.equal(await pieceStream({ url: '/clip.mp4', name: s.name, range: { start: 0, end: 9 }, loader: s.loader, cache: s.cache, via: s.via, listMs: 200, listUrl: s.listUrl }), null)
   assert.deepEqual(s.origin, [])
+  assert.deepEqual(listRequests, [`/${pieceListPath(s.split.root)}`])
+  // The first visitor of a video nobody holds yet: the list and every piece from the origin, each
+  // verified and kept; held (and so announced) once whole.
+  beside.set(pieceListPath(s.split.root), s.split.list)
+  const res = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: s.name, range: null, loader: s.loader, cache: s.cache, via: s.via, listMs: 200, listUrl: s.listUrl }))
+  assert.deepEqual(await bytesOf(res), clip)
+  assert.equal(s.origin.length, s.split.names.length, 'each piece, a range of its own')
+  await s.loader.settled()
+  assert.equal(s.cache.has(s.name.hash), true)
+  // A list that is not the one named: none.
+  const t = await setup({ holders: 0 })
+  beside.set(pieceListPath(t.split.root), new Uint8Array(t.split.list.length))
+  assert.equal(await pieceStream({ url: '/clip.mp4', name: t.name, range: { start: 0, end: 9 }, loader: t.loader, cache: t.cache, via: t.via, listMs: 200, listUrl: t.listUrl }), null)
 })

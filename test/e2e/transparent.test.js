@@ -5,9 +5,9 @@
  * a manifest made by the CLI, served by an ordinary static server. A second
  * visitor's images come from the first through the service worker (Chromium
  * and Firefox each way); with JavaScript off every image comes from the
- * origin; the worker answers Range requests for what its store holds (a large
- * asset from the pieces under the range) and leaves other Range requests,
- * other origins and other methods to the network; with the coordinator down the page does not wait; and a silent
+ * origin; the worker answers Range requests (a large asset's from the pieces
+ * under the range, from its store or another visitor) and leaves requests for
+ * several ranges, other origins and other methods to the network; with the coordinator down the page does not wait; and a silent
  * peer costs the hedge deadline, after which the origin wins and the peer's
  * request is cancelled.
  */
@@ -18,7 +18,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildClient } from '../../client/build.js'
-import { buildManifest } from '../../client/manifest.js'
+import { buildManifest, writePieceLists } from '../../client/manifest.js'
 import { startCoordinator } from '../../coordinator/src/server.js'
 import { DEFAULT_PUBLIC_DIR, ensureGenerated } from '../../demo-site/src/images.js'
 import { launchBrowser, until } from '../support/browsers.js'
@@ -76,7 +76,10 @@ before(async () => {
   // A large asset, named in pieces (protocol/pieces.js); never shown, fetched by the tests that want it.
   await mkdir(join(dir, 'media'))
   await writeFile(join(dir, 'media', 'clip.mp4'), randomBytes(PIECED_ABOVE + 3 * (PIECE_BYTES >> 1)))
-  await writeFile(join(dir, 'maygh-manifest.json'), JSON.stringify(await buildManifest(dir)))
+  // As maygh-manifest writes it: with the piece lists beside it.
+  const lists = new Map()
+  await writeFile(join(dir, 'maygh-manifest.json'), JSON.stringify(await buildManifest(dir, { lists })))
+  await writePieceLists(dir, lists)
   site = await startStaticSite(dir)
 })
 after(async () => {
@@ -221,7 +224,7 @@ test('JavaScript off: the page shows every image from the origin, as without may
   }
 })
 
-test('the worker answers a named GET and a Range request from the store, and leaves Range requests for what it does not hold, other origins and other methods to the network', { timeout: 60000 }, async () => {
+test('the worker answers a named GET and a Range request from the store (what it does not hold, loaded whole first), and leaves requests for several ranges, other origins and other methods to the network', { timeout: 60000 }, async () => {
   const v = await visitor('chromium')
   try {
     await v.open('/about.html')
@@ -244,8 +247,15 @@ test('the worker answers a named GET and a Range request from the store, and lea
     const tail = await ask(path, { headers: { Range: `bytes=${whole.length}-` } })
     assert.equal(tail.status, 416, 'past its end')
     assert.equal(origin(), before, 'from the store: no origin request')
+    // Not held: loaded whole (and so kept), the range cut out of it.
+    const other = await readFile(join(dir, 'img', 'p03.png'))
+    const p03 = () => site.served.get('/img/p03.png') ?? { requests: 0, bytes: 0 }
+    const fresh = await ask('/img/p03.png', { headers: { Range: 'bytes=5-9' } })
+    assert.deepEqual({ ...fresh, bytes: Buffer.from(fresh.bytes) }, { status: 206, etag: null, range: `bytes 5-9/${other.length}`, bytes: other.subarray(5, 10) })
+    assert.deepEqual(p03(), { requests: 1, bytes: other.length }, 'the whole asset, once')
+    await ask('/img/p03.png', { headers: { Range: 'bytes=0-1' } })
+    assert.equal(p03().requests, 1, 'then from the store')
     for (const [what, url, init] of /** @type {[string, string, RequestInit][]} */ ([
-      ['a Range request for an asset not held', '/img/p03.png', { headers: { Range: 'bytes=0-9' } }],
       ['a request for several ranges', path, { headers: { Range: 'bytes=0-9, 20-29' } }],
       ['another origin (localhost, not 127.0.0.1)', site.url.replace('127.0.0.1', 'localhost') + path, { mode: 'no-cors' }],
       ['a HEAD request', path, { method: 'HEAD' }]
