@@ -55,7 +55,7 @@ const MODEL_HELP = /** @type {Record<string, string>} */ ({
   untraversable: 'share of clients no peer connection reaches (NATs without a relay)',
   receiveOnly: 'share of clients that fetch from peers but never serve',
   firstPage: "a visitor's first page view: origin (not yet under the service worker) or peers",
-  media: 'audio and video: origin (never stored) or peers',
+  media: 'audio and video: peers (like any asset) or origin (never stored: the client before issue 26)',
   channels: 'peer records and channels live for a page view (page) or a session',
   hedge: 'the client\'s hedge rule under this site preference (balanced, latency, savings), or instant peer transfers (off)',
   viewportAssets: 'asset requests of a page view taken to be in its first viewport',

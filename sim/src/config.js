@@ -45,8 +45,12 @@ const simDefaults = {
    * 'peers': from the first request (marked-element mode, the model before issue 22)
    */
   firstPage: 'origin',
-  /** 'origin': audio and video go to the origin and are never stored (the worker leaves Range requests alone); 'peers': like any asset */
-  media: 'origin',
+  /**
+   * 'peers': audio and video like any asset (the client's worker answers their Range requests from
+   * the store and peers since issue 26); 'origin': to the origin and never stored (the client
+   * before issue 26, which left Range requests to the network)
+   */
+  media: 'peers',
   /**
    * 'page': every page view is a new page script: a new coordinator join (a new peer record,
    * holdings never chosen), no channels, peers that failed it forgotten; 'session': one peer

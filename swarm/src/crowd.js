@@ -166,7 +166,7 @@ export async function runCrowd (o) {
 }
 
 /**
- * The slice's assets most page views ask for (no media: the client never serves it).
+ * The slice's assets most page views ask for, media aside (few pages ask for any).
  * @param {import('./slice.js').Slice} slice
  * @param {number} n
  */

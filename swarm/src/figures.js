@@ -100,7 +100,7 @@ export function crowdFigures (slice, run) {
  * @property {number} share of the asset bytes pages loaded through maygh, the share not from the origin, as the coordinator's `/stats` says
  * @property {number} truth the same share by the origin's counter: 1 − the asset bytes it sent (hedge losers cut short included) / the asset bytes the pages loaded
  * @property {number} originReported asset bytes the pages reported they got from the origin
- * @property {number} originCounted asset bytes the origin counted
+ * @property {number} originCounted asset bytes (media included) the origin counted
  */
 
 /**
@@ -110,10 +110,11 @@ export function crowdFigures (slice, run) {
  */
 function dashboard (slice, run) {
   let loaded = 0
-  for (const v of slice.views) for (const a of v.assets) if (!a.media) loaded += a.bytes
+  // Audio and video too: the worker answers their Range requests since issue 26.
+  for (const v of slice.views) for (const a of v.assets) loaded += a.bytes
   const site = /** @type {Record<string, number> | undefined} */ (run.usage && Object.values(run.usage)[0])
   const reported = site ? site.peer + site.origin + site.cache : 0
-  const originCounted = run.origin.byKind.asset.bytes
+  const originCounted = run.origin.byKind.asset.bytes + run.origin.byKind.media.bytes
   return {
     share: site && reported ? (site.peer + site.cache) / reported : NaN,
     truth: loaded ? 1 - originCounted / loaded : NaN,

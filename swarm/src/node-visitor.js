@@ -228,14 +228,16 @@ export class NodeVisitor {
       return { res, bytes }
     }
     const loaded = Promise.all(others.map(({ url }) => this.plain(url, t0)))
-    const results = await Promise.all(assets.map(async ({ url, media }, index) => {
+    const results = await Promise.all(assets.map(async ({ url }, index) => {
       try {
-        // Uncontrolled (the first view), or a Range request (media): the network, as without maygh.
-        if (first || media) {
+        // Uncontrolled (the first view): the network, as without maygh. (Media asks with a Range, which
+        // the worker answers from the store and peers since issue 26: from then on as any asset.)
+        if (first) {
           const { res, bytes } = await plain(url)
           if (!res.ok) return done(url, 'failed', 0)
-          // The worker adopts them after the page has them: the page does not wait for it (synced does).
-          if (first && !media) this.adopting.add(this.adopt(url, bytes, page.stats).catch(() => {}))
+          // The worker adopts them after the page has them (media too: the page hands it every URL it
+          // loaded): the page does not wait for it (synced does).
+          this.adopting.add(this.adopt(url, bytes, page.stats).catch(() => {}))
           return done(url, 'origin', bytes.length)
         }
         const name = await this.names.get(url)
