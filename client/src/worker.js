@@ -347,10 +347,12 @@ function peersOf (clientId) {
     const stop = () => page.abort()
     signal.addEventListener('abort', stop, { once: true })
     if (!pageOf(clientId).said) {
-      heldCheck?.held(name.hash).then((held) => {
+      // A piece is held by its asset's holders (they announce the asset, not its pieces).
+      const asset = name.of ?? name.hash
+      heldCheck?.held(asset).then((held) => {
         if (held === false) stop()
-        unknownHeld.delete(name.hash)
-        if (held === null) unknownHeld.add(name.hash)
+        unknownHeld.delete(asset)
+        if (held === null) unknownHeld.add(asset)
         if (unknownHeld.size > UNKNOWN_MAX) unknownHeld.delete(/** @type {string} */ (unknownHeld.values().next().value))
       })
     }
