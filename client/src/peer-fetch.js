@@ -38,6 +38,12 @@ export class PeerFetch {
     this.reported = new Set()
     /** @type {Set<string>} peers that sent nothing for a hedge deadline: asked after the others */
     this.quiet = new Set()
+    /**
+     * Peers that have left (their channel closed, or the coordinator no longer knows them): not
+     * asked again this page, though a lookup made before they left still names them (holdersOf).
+     * @type {Set<string>}
+     */
+    this.gone = new Set()
     /** requests that asked peers so far: where in its holder list the next one starts */
     this.turn = 0
     /** whether this page has tried a channel while unreached (reach.js) */
@@ -116,7 +122,7 @@ export class PeerFetch {
     let asked = false
     for (;;) {
       // Requests started together share their holders: one may have failed another meanwhile.
-      const left = order.filter((p) => !tried.has(p) && !this.banned.has(p))
+      const left = order.filter((p) => !tried.has(p) && !this.banned.has(p) && !this.gone.has(p))
       if (signal.aborted || !left.length) return null
       // The first of them with a free slot (peer-slots.js), the page's most urgent requests first.
       const peer = await this.slots.take(left, priority(), { signal, onBytes })
@@ -155,6 +161,7 @@ export class PeerFetch {
         asked = true
         asset = await this.request(transfer, peer, part, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
       } catch (err) {
+        if (GONE.has(err.code)) this.gone.add(peer)
         // A peer's fault (a channel not open in time, a stall, …) counts whether or not the origin
         // has won meanwhile; the request's own abort is none.
         this.report(peer, hash, FAULTS[err.code])
@@ -300,7 +307,7 @@ export class PeerFetch {
       this.partHolders.set(hash, (known = { at: now, holders: this.holders(hash, url) }))
       if (this.partHolders.size > PART_ASSETS_KEPT) this.partHolders.delete(/** @type {string} */ (this.partHolders.keys().next().value))
     }
-    return (await known.holders).filter((p) => !this.banned.has(p))
+    return (await known.holders).filter((p) => !this.banned.has(p) && !this.gone.has(p))
   }
 
   /**
@@ -386,6 +393,9 @@ function overdue (since, limit) {
 
 /** A request given up because its holder sent nothing for the hedge deadline. */
 const QUIET = new Error('the holder sent nothing for the hedge deadline')
+
+/** Errors that say the peer has left: its channel closed, or the coordinator knows no such peer. */
+const GONE = new Set(['MGH_ERR_CHANNEL_CLOSED', 'MGH_ERR_UNKNOWN_PEER'])
 
 /** The peer's failures a receiver reports, by the error they ended its attempt with. */
 const FAULTS = /** @type {Record<string, string>} */ ({
