@@ -104,6 +104,7 @@ async function visitor () {
   const tab = await (await browser.newContext()).newPage()
   if (uplinkMbps > 0) await tab.addInitScript(paceUplink, uplinkMbps)
   await tab.goto(site.url + '/')
+  await tab.evaluate(() => navigator.serviceWorker.ready)
   await tab.goto(site.url + '/')
   await tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
   return {

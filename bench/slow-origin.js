@@ -96,10 +96,12 @@ function drained (res) {
  * @param {string} o.target the site's base URL (`http://127.0.0.1:8080`)
  * @param {number} o.rttMs added round trip
  * @param {number} o.mbps per-response bandwidth, Mbit/s
- * @returns {Promise<{ url: string, html: ((html: string, url: URL) => string) | null, sent: Record<string, number>, active: number, close: () => Promise<void> }>}
+ * @returns {Promise<{ url: string, html: ((html: string, url: URL) => string) | null, sent: Record<string, number>, active: number, link: DistantLink, close: () => Promise<void> }>}
  *   set `html` to rewrite the site's HTML responses; `sent`: response body bytes the sockets
  *   took (see `DistantLink.send`: a response cut short counts as far as it went), by the top-level
- *   part of the content type (`image`, `text`, …; `other` without one); `active`: responses under way
+ *   part of the content type (`image`, `text`, …; `other` without one); `active`: responses under way;
+ *   `link`: its delay rules, read at each response (a bench may change `rttMs` and `bytesPerMs`
+ *   between phases: seeding a holder at loopback speed, say)
  */
 export async function startSlowOrigin ({ target, rttMs, mbps }) {
   const link = new DistantLink({ rttMs, mbps })
@@ -110,6 +112,7 @@ export async function startSlowOrigin ({ target, rttMs, mbps }) {
     /** @type {Record<string, number>} */
     sent: {},
     active: 0,
+    link,
     close: () => new Promise((resolve) => {
       server.close(() => resolve(undefined))
       server.closeAllConnections()

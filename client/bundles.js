@@ -27,9 +27,10 @@
  * unforeseen failures counted as errors: about 0.3 KB to each, and the
  * budgets were 13.5 KB and 15.5 KB; then large assets in pieces, each kept,
  * served, fetched from the next holder and verified alone (issue 26:
- * cache.js, piece-stream.js, protocol/pieces.js): about 1.3 KB to
- * maygh-elements.js (and 2.6 KB to the worker, with its answers to range
- * requests), whose budget is 16.5 KB since.
+ * cache.js, piece-stream.js, protocol/pieces.js): about 1.4 KB to
+ * maygh-elements.js (and 3.4 KB to the worker, with its answers to range
+ * requests and its stream from the origin when nobody holds a video), whose
+ * budget is 16.5 KB since.
  */
 export const GZIP_BUDGETS = Object.freeze({
   'maygh.js': 13824,

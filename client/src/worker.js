@@ -193,7 +193,8 @@ async function fromPieces (req, name, header, clientId) {
     cache,
     via: { stats: statsFor(clientId), peers, origin: (signal, headers) => fetch(req.url, { signal, headers }) },
     listMs: clock.deadline(),
-    listUrl: new URL(pieceListPath(name.pieces), names.url).href
+    listUrl: new URL(pieceListPath(name.pieces), names.url).href,
+    held: async () => heldCheck ? heldCheck.held(name.hash) : null
   }).catch(() => null)
   if (streamed) return streamed
   return header === null ? wholeAsset(req, name, clientId) : fetch(req)

@@ -142,3 +142,33 @@ test('no holder to give the piece list: the origin\'s; without it, no stream (th
   beside.set(pieceListPath(t.split.root), new Uint8Array(t.split.list.length))
   assert.equal(await pieceStream({ url: '/clip.mp4', name: t.name, range: { start: 0, end: 9 }, loader: t.loader, cache: t.cache, via: t.via, listMs: 200, listUrl: t.listUrl }), null)
 })
+
+test('nobody holds it: what the store lacks comes in one origin request from the first missing piece, passed on as it comes, each piece kept', async () => {
+  for (const originRanges of [true, false]) {
+    const s = await setup({ holders: 0, originRanges })
+    beside.set(pieceListPath(s.split.root), s.split.list)
+    // The store has the first two pieces already (an earlier view).
+    await s.cache.beginPieces(s.name.hash, clip.length, 'video/mp4', s.split.root, s.split.list)
+    for (const i of [1, 2]) await s.cache.putPiece(s.name.hash, i, s.split.pieces[i])
+    const start = PIECE_BYTES + 5
+    const res = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: s.name, range: { start, end: clip.length - 1 }, loader: s.loader, cache: s.cache, via: s.via, listMs: 200, listUrl: s.listUrl, held: async () => false }))
+    assert.equal(res.status, 206)
+    assert.deepEqual(await bytesOf(res), clip.subarray(start))
+    assert.deepEqual(s.origin, [`bytes=${3 * PIECE_BYTES}-${clip.length - 1}`], 'one request, from the first piece the store lacked')
+    assert.deepEqual(s.asked, [], 'no holder asked')
+    // Each piece kept as it completed; the first one it never had stays missing.
+    for (let i = 0; i < 50 && s.cache.meta.get(s.name.hash)?.have?.length !== s.split.names.length - 1; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.deepEqual([...(s.cache.meta.get(s.name.hash)?.have ?? [])].sort((a, b) => a - b), s.split.names.map((_, i) => i).slice(1))
+  }
+  // A seek into a piece nobody has: from the very byte asked for (no longer wait than without maygh);
+  // that piece, begun partway, is not kept, the ones after it are.
+  const t = await setup({ holders: 0 })
+  beside.set(pieceListPath(t.split.root), t.split.list)
+  const seek = 2 * PIECE_BYTES + 100
+  const res = /** @type {Response} */ (await pieceStream({ url: '/clip.mp4', name: t.name, range: { start: seek, end: clip.length - 1 }, loader: t.loader, cache: t.cache, via: t.via, listMs: 200, listUrl: t.listUrl, held: async () => false }))
+  assert.deepEqual(await bytesOf(res), clip.subarray(seek))
+  assert.deepEqual(t.origin, [`bytes=${seek}-${clip.length - 1}`])
+  await t.loader.settled()
+  assert.deepEqual([...(t.cache.meta.get(t.name.hash)?.have ?? [])].sort((a, b) => a - b), t.split.names.map((_, i) => i).slice(3))
+})
+

@@ -64,7 +64,8 @@ async function visitor (kind) {
   })
   const open = async (/** @type {string} */ path) => {
     await tab.goto(site.url + path)
-    await tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.ready)
+    // Its worker in place, so that its next page is the worker's.
+    await tab.evaluate(async () => { await navigator.serviceWorker.ready; await /** @type {any} */ (globalThis).Maygh.ready })
   }
   return { tab, open, close: () => browser.close() }
 }
