@@ -171,4 +171,3 @@ test('nobody holds it: what the store lacks comes in one origin request from the
   await t.loader.settled()
   assert.deepEqual([...(t.cache.meta.get(t.name.hash)?.have ?? [])].sort((a, b) => a - b), t.split.names.map((_, i) => i).slice(3))
 })
-
