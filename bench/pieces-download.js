@@ -25,7 +25,7 @@
  * `bufferedAmount` so that the sender's backpressure holds), and 0 leaves
  * them unpaced.
  *
- *   node bench/pieces-download.js [--mb 20] [--rounds 3] [--uplink-mbps 40]
+ *   node bench/pieces-download.js [--mb 20] [--rounds 3] [--uplink-mbps 40] [--engine chromium|firefox]
  *
  * Run it inside the loopback-only namespace, like the end-to-end tests:
  *   unshare -n sh -c 'ip link set lo up && ip route add default dev lo src 127.0.0.1 && exec "$@"' sh node bench/pieces-download.js
@@ -41,7 +41,8 @@ import { startCoordinator } from '../coordinator/src/server.js'
 import { launchBrowser } from '../test/support/browsers.js'
 import { startStaticSite } from '../test/support/static-site.js'
 
-const { values } = parseArgs({ options: { mb: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' }, 'uplink-mbps': { type: 'string', default: '40' } } })
+const { values } = parseArgs({ options: { mb: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' }, 'uplink-mbps': { type: 'string', default: '40' }, engine: { type: 'string', default: 'chromium' } } })
+const engine = /** @type {'chromium' | 'firefox'} */ (values.engine === 'firefox' ? 'firefox' : 'chromium')
 const bytes = Number(values.mb) * 1e6
 const rounds = Number(values.rounds)
 const uplinkMbps = Number(values['uplink-mbps'])
@@ -100,7 +101,7 @@ function paceUplink (mbps) {
 
 /** A visitor: its own browser (so its own worker and store), on the site, controlled by its worker. */
 async function visitor () {
-  const browser = await launchBrowser('chromium')
+  const browser = await launchBrowser(engine)
   const tab = await (await browser.newContext()).newPage()
   if (uplinkMbps > 0) await tab.addInitScript(paceUplink, uplinkMbps)
   await tab.goto(site.url + '/')
@@ -192,6 +193,7 @@ try {
 const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 const ratios = results.map((r) => r.one.ms / r.three.ms)
 console.log(JSON.stringify({
+  engine,
   mb: bytes / 1e6,
   rounds,
   uplinkMbps,

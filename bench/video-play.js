@@ -16,7 +16,7 @@
  * (`waiting` events), and the video bytes the origin sent (its own counter)
  * against those the element took.
  *
- *   node bench/video-play.js [--visits 4] [--first 2] [--mb 50] [--mbps 4]
+ *   node bench/video-play.js [--visits 4] [--first 2] [--mb 50] [--mbps 4] [--engine chromium|firefox]
  *
  * `--mbps` is the video's bit rate (below the origin's 5 Mbit/s, so that
  * the origin alone can play it without stalling). Needs ffmpeg (it makes the
@@ -36,7 +36,8 @@ import { startStaticSite } from '../test/support/static-site.js'
 import { makeVideo } from '../test/support/video.js'
 import { startSlowOrigin } from './slow-origin.js'
 
-const { values } = parseArgs({ options: { visits: { type: 'string', default: '4' }, first: { type: 'string', default: '2' }, mb: { type: 'string', default: '50' }, mbps: { type: 'string', default: '4' } } })
+const { values } = parseArgs({ options: { visits: { type: 'string', default: '4' }, first: { type: 'string', default: '2' }, mb: { type: 'string', default: '50' }, mbps: { type: 'string', default: '4' }, engine: { type: 'string', default: 'chromium' } } })
+const engine = /** @type {'chromium' | 'firefox'} */ (values.engine === 'firefox' ? 'firefox' : 'chromium')
 const visits = Number(values.visits)
 const firsts = Number(values.first)
 const videoMbps = Number(values.mbps)
@@ -68,7 +69,7 @@ const videoBytes = () => origin.sent.video ?? 0
 
 /** A visitor with its own browser (its own worker and store). */
 async function visitor () {
-  const browser = await launchBrowser('chromium')
+  const browser = await launchBrowser(engine)
   const tab = await (await browser.newContext()).newPage()
   return { browser, tab }
 }
@@ -165,6 +166,7 @@ const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[xs.
 const sum = (/** @type {number[]} */ xs) => xs.reduce((a, b) => a + b, 0)
 const m = (/** @type {'origin' | 'maygh' | 'first'} */ k, /** @type {'firstFrameMs' | 'seekMs'} */ f) => median(runs[k].map((r) => r[f]))
 console.log(JSON.stringify({
+  engine,
   videoMb: +(size / 1e6).toFixed(1),
   seconds,
   origin: `+${RTT_MS} ms, ${ORIGIN_MBPS} Mbit/s`,
