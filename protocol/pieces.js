@@ -12,7 +12,7 @@
  * verified against the manifest's root; a tree would add a proof to every
  * piece for a saving no receiver needs at this size.
  */
-import { sriOf } from './sri.js'
+import { digestName, sriOf } from './sri.js'
 
 /** The folder beside the manifest that holds the piece lists, for a client no holder gives one. */
 export const PIECE_LISTS_DIR = 'maygh-pieces'
@@ -57,11 +57,7 @@ export async function pieceList (bytes) {
  */
 export function pieceNames (list) {
   const names = []
-  for (let at = 0; at + 32 <= list.length; at += 32) {
-    let s = ''
-    for (let i = at; i < at + 32; i++) s += String.fromCharCode(list[i])
-    names.push('sha256-' + btoa(s))
-  }
+  for (let at = 0; at + 32 <= list.length; at += 32) names.push(digestName(list.subarray(at, at + 32)))
   return names
 }
 

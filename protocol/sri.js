@@ -22,7 +22,15 @@ export const isSri = (name) => typeof name === 'string' && SRI_PATTERN.test(name
  */
 export async function sriOf (bytes) {
   // WebCrypto's types refuse views that could be over shared memory; asset bytes never are.
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', /** @type {BufferSource} */ (bytes)))
+  return digestName(new Uint8Array(await crypto.subtle.digest('SHA-256', /** @type {BufferSource} */ (bytes))))
+}
+
+/**
+ * The asset name a SHA-256 digest makes.
+ * @param {Uint8Array} digest 32 bytes
+ * @returns {string}
+ */
+export function digestName (digest) {
   let s = ''
   for (let i = 0; i < digest.length; i++) s += String.fromCharCode(digest[i])
   return 'sha256-' + btoa(s)

@@ -70,7 +70,8 @@ export class Cache {
 
   /** @param {string} hash @returns {boolean} whether the asset is held whole */
   has (hash) {
-    return !!this.meta.get(hash) && !this.meta.get(hash)?.have
+    const m = this.meta.get(hash)
+    return m !== undefined && !m.have
   }
 
   /** Hashes held whole, most recently used first. */

@@ -171,8 +171,9 @@ function streamThrough (url, name, range, names, { cache, loader, via }) {
     const from = next * PIECE_BYTES + at
     const lo = Math.max(start, from)
     const hi = Math.min(end + 1, from + bytes.length)
-    if (hi > lo) c.enqueue(bytes.slice(lo - from, hi - from))
-    if (hi > lo) passed = true
+    if (hi <= lo) return
+    c.enqueue(bytes.slice(lo - from, hi - from))
+    passed = true
   }
   const body = new ReadableStream({
     // A pull that passes nothing on is not called again (the stream waits for a read it already
