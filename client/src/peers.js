@@ -38,6 +38,7 @@ export function startPeers (config, store, env = globalThis) {
   // Peers need WebRTC and a coordinator; verification (and so storing and sharing) needs WebCrypto, i.e. a secure context.
   const urls = coordinatorUrls(config.coordinator)
   const why = !urls.length ? 'no data-coordinator' : !env.RTCPeerConnection ? 'no WebRTC' : !globalThis.crypto?.subtle ? 'not a secure context (HTTPS)' : ''
+  if (why) console.info(`maygh: peers are off: ${why}`)
   // Whether this visitor shares: the site's mode, the visitor's choice, Save-Data, its upload budget.
   const uplink = new Uplink(config, env)
   const serving = () => uplink.serving()
@@ -84,6 +85,8 @@ export function startPeers (config, store, env = globalThis) {
       remember(env.sessionStorage, signaling.ice)
     })
     signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
+    // Refused for good (this origin is not allowed, the token is bad): the site's owner reads why here, once.
+    signaling.on('refused', (/** @type {{ code: string, message: string }} */ m) => console.warn(`maygh: peers are off: ${m.message} (${m.code}, page origin ${globalThis.location?.origin})`))
     const p = pool = new PeerPool({
       signaling,
       config,

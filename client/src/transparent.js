@@ -77,7 +77,6 @@ export function startTransparent (config) {
     console.info(`maygh: peers are off: ${err.message}`)
     opened()
   })
-  if (peers.why) console.info(`maygh: peers are off: ${peers.why}`)
 
   sw?.addEventListener('message', (e) => {
     const m = /** @type {WorkerMessage | undefined} */ (e.data)

@@ -4,8 +4,8 @@
  * coordinator allows the shop's origin and wants join tokens. A visitor whose
  * page carries a token its backend signed shares images with the next one; a
  * page with no token, an expired or forged one, or served from another origin
- * is refused with the code, stops trying and shows every image from the
- * origin. A page that tries to signal a peer no lookup introduced it to is refused.
+ * is refused with the code, says why in its console once, stops trying and
+ * shows every image from the origin. A page that tries to signal a peer no lookup introduced it to is refused.
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -55,7 +55,7 @@ test('a visitor with a token its site signed joins, and the next one gets its im
   }
 })
 
-test('no token, an expired or a forged one, or a page of another origin: refused with the code, no retrying, every image from the origin', { timeout: 120000 }, async () => {
+test('no token, an expired or a forged one, or a page of another origin: refused with the code, said once in the console, no retrying, every image from the origin', { timeout: 120000 }, async () => {
   const port = new URL(stack.site.url).port
   const cases = /** @type {[string, string, string | undefined, string][]} */ ([
     ['no token', stack.shop, undefined, 'MGH_ERR_TOKEN_MISSING'],
@@ -77,6 +77,10 @@ test('no token, an expired or a forged one, or a page of another origin: refused
       // Refused once, and never tried again.
       await new Promise((resolve) => setTimeout(resolve, 1000))
       assert.equal(stack.coordinator.counters.connections - connectionsBefore, 1, `${what}: one connection`)
+      // The site's owner reads why in the page's console, once.
+      const said = v.logs.filter((line) => line.includes('maygh: peers are off:'))
+      assert.equal(said.length, 1, `${what}: ${JSON.stringify(v.logs)}`)
+      assert.match(said[0], new RegExp(`^warning: maygh: peers are off: .*\\(${code}, page origin ${new URL(url).origin}\\)$`), what)
     } finally {
       await v.close()
     }

@@ -284,6 +284,9 @@ export async function openShop (browser, url, { data = {}, init } = {}) {
   // A routed page counts as public to Chromium's Local Network Access checks: grant what a user would.
   const context = await browser.newContext({ permissions: ['local-network-access'] })
   const page = await context.newPage()
+  /** @type {string[]} console messages, as `type: text` */
+  const logs = []
+  page.on('console', (msg) => logs.push(`${msg.type()}: ${msg.text()}`))
   const attributes = Object.entries(data).filter(([, v]) => v !== undefined).map(([k, v]) => ` data-${k}="${v}"`).join('')
   // On the context: another tab of this visitor gets the same page.
   await context.route(url, async (route) => {
@@ -297,6 +300,7 @@ export async function openShop (browser, url, { data = {}, init } = {}) {
   return {
     page,
     context,
+    logs,
     /** @returns {Promise<any>} Maygh.stats() */
     stats: () => page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
     close: () => context.close()
