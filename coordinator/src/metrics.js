@@ -87,15 +87,17 @@ export class Metrics {
     sampled(registers, 'maygh_shards_live', 'live coordinator shards, this one included', gauges.shardsLive)
     sampled(registers, 'maygh_store_up', '1 while the store answers, else 0', () => (gauges.storeUp() ? 1 : 0))
     // Per site, from the store: the same figures on every shard (sum by instance is not meaningful; take any one).
-    new Gauge({ // eslint-disable-line no-new
-      name: 'maygh_site_bytes',
+    // A counter (the totals only grow), whose value is the store's total at each scrape: reset, then set by inc.
+    new Counter({ // eslint-disable-line no-new
+      name: 'maygh_site_bytes_total',
       help: 'asset bytes the visitors of a site reported over every shard, by source (peer, origin, cache: where they got them; served: what they sent to peers)',
       labelNames: ['site', 'source'],
       registers,
       async collect () {
+        const usage = await gauges.siteUsage().catch(() => [])
         this.reset()
-        for (const [site, counts] of await gauges.siteUsage().catch(() => [])) {
-          for (const source of USAGE_SOURCES) this.set({ site, source }, counts[source])
+        for (const [site, counts] of usage) {
+          for (const source of USAGE_SOURCES) this.inc({ site, source }, counts[source])
         }
       }
     })

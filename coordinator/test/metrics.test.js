@@ -120,6 +120,17 @@ test('text() is valid Prometheus exposition with every metric, ours and the proc
   assert.ok(![...samples.keys()].some((k) => k.startsWith('maygh_') && k.includes('shard=') && !k.startsWith('maygh_shard_info')), 'only the info metric names the shard')
 })
 
+test('names as Prometheus users expect: counters end in _total and only counters do, histograms name their unit', async () => {
+  const { metrics } = metricsOf({ siteUsage: [['https://shop.example', { peer: 1, origin: 1, cache: 1, served: 1 }]] })
+  const { types } = parseExposition((await metrics.text()).body)
+  const ours = [...types].filter(([name]) => name.startsWith('maygh_'))
+  assert.ok(ours.length >= 15, `${ours.length} maygh_ metrics`)
+  for (const [name, type] of ours) {
+    assert.equal(name.endsWith('_total'), type === 'counter', `${name} (${type})`)
+    if (type === 'histogram') assert.match(name, /_(seconds|bytes)$/, name)
+  }
+})
+
 test('gauges are read when scraped', async () => {
   const { metrics, state } = metricsOf({ connections: 3, peers: 2, shardsLive: 4, storeUp: true })
   let { samples } = parseExposition((await metrics.text()).body)
@@ -136,13 +147,13 @@ test('usage: this shard\'s reported bytes by source, and every site\'s totals fr
   assert.equal(types.get('maygh_usage_bytes_total'), 'counter')
   assert.equal(samples.get('maygh_usage_bytes_total{source="peer"}'), 700)
   assert.equal(samples.get('maygh_usage_bytes_total{source="served"}'), 0)
-  assert.equal(types.get('maygh_site_bytes'), 'gauge')
-  assert.equal(samples.get('maygh_site_bytes{site="https://shop.example",source="peer"}'), 700)
-  assert.equal(samples.get('maygh_site_bytes{site="https://shop.example",source="origin"}'), 300)
+  assert.equal(types.get('maygh_site_bytes_total'), 'counter')
+  assert.equal(samples.get('maygh_site_bytes_total{site="https://shop.example",source="peer"}'), 700)
+  assert.equal(samples.get('maygh_site_bytes_total{site="https://shop.example",source="origin"}'), 300)
   state.siteUsage = [['https://other.example', { peer: 1, origin: 2, cache: 3, served: 4 }]];
   ({ samples } = parseExposition((await metrics.text()).body))
-  assert.equal(samples.get('maygh_site_bytes{site="https://shop.example",source="peer"}'), undefined, 'a site the store no longer lists is gone')
-  assert.equal(samples.get('maygh_site_bytes{site="https://other.example",source="served"}'), 4)
+  assert.equal(samples.get('maygh_site_bytes_total{site="https://shop.example",source="peer"}'), undefined, 'a site the store no longer lists is gone')
+  assert.equal(samples.get('maygh_site_bytes_total{site="https://other.example",source="served"}'), 4)
 })
 
 test('two coordinators in one process keep their own counts', async () => {

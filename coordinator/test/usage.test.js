@@ -56,7 +56,7 @@ test('reports from visitors on two shards add up per site in the store; every sh
   assert.deepEqual(stats.usage[SHOP], { ...want, peerShare: 0.7692 })
   assert.equal(stats.usage['https://other.example'].origin, 99)
   const metrics = (await get(shards[0], '/metrics')).text
-  assert.match(metrics, /maygh_site_bytes\{site="https:\/\/shop.example",source="peer"\} 10000/)
+  assert.match(metrics, /maygh_site_bytes_total\{site="https:\/\/shop.example",source="peer"\} 10000/)
   assert.match(metrics, /maygh_usage_bytes_total\{source="peer"\} 9000/, 'this shard\'s own counted bytes (not those of the page without an Origin)')
   for (const c of [a, b, other, anonymous]) await c.close()
 })

@@ -44,7 +44,7 @@ test('the dashboard\'s numbers move when visitors load a page, and match what th
     const stats = await (await fetch(stack.coordinator.httpUrl + '/stats')).json()
     assert.equal(stats.usage[site].peer, sb.peer.bytes)
     const metrics = await (await fetch(stack.coordinator.httpUrl + '/metrics')).text()
-    assert.ok(metrics.includes(`maygh_site_bytes{site="${site}",source="peer"} ${sb.peer.bytes}`), 'the site\'s figures in /metrics')
+    assert.ok(metrics.includes(`maygh_site_bytes_total{site="${site}",source="peer"} ${sb.peer.bytes}`), 'the site\'s figures in /metrics')
     assert.ok(await dashboard.evaluate(() => document.querySelector('canvas')?.getAttribute('height') !== null), 'the chart drew')
   } finally {
     await browser.close()
