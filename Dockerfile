@@ -5,11 +5,21 @@
 # docker-compose.yml runs both; coordinator/test/compose.test.js runs this file's
 # CMD and HEALTHCHECK as local processes with the compose environment.
 #
-# Base: node:20-bookworm-slim rather than node:20-alpine. The code is pure JS
-# (no native modules), so Alpine would work and is ~25 MB smaller, but slim is
-# the Debian release CI tests on (same glibc and resolver: ioredis resolves the
+# Base: Node.js 22 LTS (the release .node-version names and CI runs),
+# node:22-bookworm-slim rather than node:22-alpine. The code is pure JS (no
+# native modules), so Alpine would work and is ~25 MB smaller, but slim is the
+# Debian release CI tests on (same glibc and resolver: ioredis resolves the
 # Redis Cluster's node names through it) and the one the redis:7 image uses.
-ARG NODE_IMAGE=node:20-bookworm-slim
+#
+# Pinned by digest, so that a build is the same build until someone moves the
+# pin on purpose (a tag moves with every Node patch and Debian security fix).
+# To move it (say monthly, or for a Node security release), on a machine that
+# reaches Docker Hub:
+#   docker buildx imagetools inspect node:22-bookworm-slim --format '{{json .Manifest.Digest}}'
+# (or `docker pull node:22-bookworm-slim` and read its RepoDigests), put the
+# digest below, and run the tests. `--build-arg NODE_IMAGE=…` overrides it
+# for one build. A test checks the pin's form and its major version.
+ARG NODE_IMAGE=node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c
 
 # Production dependencies only (ws, ioredis, …): what the runtime stage copies.
 FROM ${NODE_IMAGE} AS deps
@@ -52,9 +62,12 @@ EXPOSE 7070 3478/udp 8080
 # Set the port through PORT, not --port: this check reads PORT.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 7070) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# In a container the coordinator listens on every interface, so it must be told
-# the STUN address browsers reach (ICE_SERVERS); all other settings come from
-# the environment (README "Configuration"), which flags would override.
+# In a container the coordinator listens on every interface (HOST, which
+# `-e HOST=…` or compose's environment overrides), so it must be told the STUN
+# address browsers reach (ICE_SERVERS); every setting comes from the
+# environment (README "Configuration"): the command carries no flags, which
+# would override it.
 # No ENTRYPOINT: the node image's runs the command as given, and node is PID 1,
 # which is fine here because the bin stops cleanly on SIGTERM itself.
-CMD ["node", "coordinator/bin/maygh-coordinator.js", "--host", "0.0.0.0"]
+ENV HOST=0.0.0.0
+CMD ["node", "coordinator/bin/maygh-coordinator.js"]

@@ -17,7 +17,6 @@ import { promisify } from 'node:util'
 import { sriHash } from '../../client/manifest.js'
 import { DEMO_ENV } from '../../demo-site/bin/maygh-demo.js'
 import { DEFAULTS } from '../src/config.js'
-import { optionsFrom } from '../src/cli-options.js'
 import { addressTranslator } from '../../test/support/compose-addresses.js'
 import { interpolate, loadCompose, readDockerfile } from '../../test/support/compose-files.js'
 import { PROGRAMS, REPO_ROOT, startMayghCompose } from '../../test/support/compose-topology.js'
@@ -162,8 +161,14 @@ describe('docker-compose files, offline', () => {
     assert.match(String(image.healthcheck), /\/healthz/)
     const exposed = image.expose.map((p) => `${p.target}/${p.protocol}`)
     assert.ok(exposed.includes(`${DEFAULTS.port}/tcp`) && exposed.includes(`${DEFAULTS.stunPort}/udp`), `EXPOSE ${exposed} lacks the default ports`)
-    assert.deepEqual(image.cmd?.slice(0, 2), ['node', PROGRAMS.coordinator])
-    assert.doesNotThrow(() => optionsFrom(/** @type {string[]} */ (image.cmd).slice(2), {}), 'the bin accepts the CMD flags')
+    assert.deepEqual(image.cmd, ['node', PROGRAMS.coordinator], 'no flags: every setting, HOST included, comes from the environment')
+    assert.equal(image.env.HOST, '0.0.0.0', 'listens on every interface unless HOST says otherwise')
+    // The base: the Node.js major the project runs on (.node-version, engines), pinned by digest.
+    const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8'))?.[1] ?? ''
+    const major = (await readFile(join(REPO_ROOT, '.node-version'), 'utf8')).trim().split('.')[0]
+    assert.match(base, new RegExp(`^node:${major}-bookworm-slim@sha256:[0-9a-f]{64}$`), 'the base image: node, pinned by digest')
+    const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8'))
+    assert.equal(pkg.engines.node, `>=${major}`, 'engines names the same major')
     const ignored = (await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8')).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
     for (const source of image.copySources) {
       assert.ok(existsSync(join(REPO_ROOT, source)), `COPY ${source}: no such path`)
