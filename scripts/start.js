@@ -38,7 +38,7 @@ try {
   Maygh demo is running
     shop         ${site.url}/  (transparent mode; ${site.url}/elements: marked-element mode)
     savings      ${coordinator.httpUrl}/dashboard  (the coordinator's, for any site: what visitors served each other)
-    origin view  ${site.url}/dashboard  (the demo origin's own byte counter)
+    origin view  ${site.url}/dashboard  (the demo origin's own byte counter, charted over its last 10 minutes)
     origin stats ${site.url}/origin-stats
     coordinator  ${coordinator.url}  for pages of ${coordinator.config.allowedOrigins?.join(', ') ?? 'any origin'} (health ${coordinator.httpUrl}/healthz, stats ${coordinator.httpUrl}/stats, metrics ${coordinator.httpUrl}/metrics)
     STUN         ${coordinator.stunUrl}

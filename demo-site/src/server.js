@@ -1,11 +1,12 @@
 /**
  * The demo origin: an Etsy-like shop page that embeds the Maygh client, its
  * static assets, the asset manifest, and a byte counter for everything it
- * serves (`/origin-stats`) with a live dashboard. Plain node:http.
+ * serves (`/origin-stats`, with its last minutes second by second at
+ * `/origin-stats/history`) with a live dashboard. Plain node:http.
  *
  * Counted: every response on the site's own paths (page, client, manifest,
- * assets, errors). Not counted: `/origin-stats*` and `/dashboard`, which are the
- * instrument rather than the site.
+ * assets, errors). Not counted: `/origin-stats*` and `/dashboard*`, which are
+ * the instrument rather than the site.
  */
 import { createServer } from 'node:http'
 import { readFile } from 'node:fs/promises'
@@ -21,6 +22,7 @@ import { UNKNOWN_PATH, createOriginStats } from './origin-stats.js'
 import { renderAboutPage, renderShopPage } from './shop-page.js'
 import { BUNDLES } from '../../client/bundles.js'
 import { DistantLink } from '../../bench/slow-origin.js'
+import { loadChartJs } from '../../coordinator/src/chart-js.js'
 
 /** Defaults for {@link startDemoSite}; `coordinatorHttpUrl` undefined means "derive from coordinatorUrl". */
 const defaults = {
@@ -43,6 +45,11 @@ const defaults = {
    * @type {{ rttMs: number, mbps: number } | null}
    */
   link: null,
+  /**
+   * how many seconds `/origin-stats/history` (the dashboard's charts) keeps, one sample a
+   * second, 32 bytes each (600: 19 KB), whatever the traffic; 60 to 3600
+   */
+  historySeconds: 600,
   /** the folder `npm run build` writes the client bundles to (maygh.js, maygh-sw.js, maygh-elements.js) */
   clientDir: fileURLToPath(new URL('../../dist/', import.meta.url)),
   publicDir: DEFAULT_PUBLIC_DIR
@@ -63,7 +70,9 @@ const CLIENT_FILES = new Set(Object.keys(BUNDLES).map((f) => '/' + f))
  */
 const cacheControlOf = (path) => PAGE_SCRIPTS.has(path) ? 'max-age=60, stale-while-revalidate=86400' : 'no-cache'
 const PAGE_SCRIPTS = new Set(['/maygh.js', '/maygh-elements.js'])
-const NOT_COUNTED = new Set(['/origin-stats', '/origin-stats/reset', '/dashboard'])
+const NOT_COUNTED = new Set(['/origin-stats', '/origin-stats/history', '/origin-stats/reset', '/dashboard', '/dashboard/chart.js'])
+/** the instrument's read-only JSON, readable from any page (CORS) and never cached */
+const STATS_PATHS = new Set(['/origin-stats', '/origin-stats/history'])
 const CORS = { 'Access-Control-Allow-Origin': '*' }
 const JSON_TYPE = 'application/json; charset=utf-8'
 const HTML_TYPE = 'text/html; charset=utf-8'
@@ -71,13 +80,17 @@ const HTML_TYPE = 'text/html; charset=utf-8'
 /**
  * @typedef {{ body: Buffer, type: string, etag?: string }} Resource
  * @typedef {import('./origin-stats.js').OriginStatsSnapshot} OriginStatsSnapshot
+ * @typedef {import('./origin-stats.js').OriginHistory} OriginHistory
  */
+
+/** @type {Promise<string> | undefined} Chart.js for the dashboard, read once for every site of the process */
+let chartJs
 
 /**
  * Start the demo site (generating its assets first if needed).
  *
  * @param {Partial<typeof DEMO_DEFAULTS>} [options]
- * @returns {Promise<{ url: string, port: number, stats: () => OriginStatsSnapshot, resetStats: () => void, close: () => Promise<void> }>}
+ * @returns {Promise<{ url: string, port: number, stats: () => OriginStatsSnapshot, history: () => OriginHistory, resetStats: () => void, close: () => Promise<void> }>}
  */
 export async function startDemoSite (options = {}) {
   const config = resolveOptions(options)
@@ -94,8 +107,8 @@ export async function startDemoSite (options = {}) {
   resources.set('/elements', { body: Buffer.from(renderShopPage({ ...page, markup: 'elements' })), type: HTML_TYPE })
   resources.set('/about', { body: Buffer.from(renderAboutPage(page)), type: HTML_TYPE })
   resources.set('/maygh-manifest.json', withEtag(Buffer.from(JSON.stringify(manifest)), JSON_TYPE))
-  const dashboard = Buffer.from(renderDashboard({ coordinatorHttpUrl: config.coordinatorHttpUrl }))
-  const stats = createOriginStats()
+  const dashboard = Buffer.from(renderDashboard({ coordinatorHttpUrl: config.coordinatorHttpUrl, historySeconds: config.historySeconds }))
+  const stats = createOriginStats({ historySeconds: config.historySeconds })
   const link = config.link && new DistantLink(config.link)
 
   /**
@@ -115,7 +128,7 @@ export async function startDemoSite (options = {}) {
       res.end(bodyless ? undefined : body)
       sent = bodyless ? 0 : body.length
     }
-    if (countAs !== undefined) stats.record(countAs, sent)
+    if (countAs !== undefined) stats.record(countAs, sent, Object.hasOwn(manifest.assets, countAs))
   }
 
   /**
@@ -148,15 +161,22 @@ export async function startDemoSite (options = {}) {
       return send(req, res, { status: 204, body: Buffer.alloc(0), headers: CORS })
     }
     const bundle = CLIENT_FILES.has(path)
-    const known = path === '/origin-stats' || path === '/dashboard' || bundle || resources.has(path)
+    const known = NOT_COUNTED.has(path) || bundle || resources.has(path)
     if (!known) return fail(req, res, 'MGH_DEMO_NOT_FOUND', UNKNOWN_PATH)
     if (method !== 'GET' && method !== 'HEAD') return fail(req, res, 'MGH_DEMO_METHOD_NOT_ALLOWED', countAs, { Allow: 'GET, HEAD' })
     /** @type {Resource | undefined} */
     let resource
     if (path === '/origin-stats') {
       resource = { body: Buffer.from(JSON.stringify(stats.snapshot())), type: JSON_TYPE }
+    } else if (path === '/origin-stats/history') {
+      resource = { body: Buffer.from(JSON.stringify(stats.history())), type: JSON_TYPE }
     } else if (path === '/dashboard') {
       resource = { body: dashboard, type: HTML_TYPE }
+    } else if (path === '/dashboard/chart.js') {
+      chartJs ??= loadChartJs()
+      const code = await chartJs.catch(() => undefined)
+      if (code === undefined) return fail(req, res, 'MGH_DEMO_NOT_FOUND', countAs)
+      resource = { body: Buffer.from(code), type: 'text/javascript; charset=utf-8' }
     } else if (bundle) {
       // Read on every request so a rebuilt client is picked up without a restart.
       const code = await readFile(join(config.clientDir, path)).catch(() => undefined)
@@ -167,7 +187,9 @@ export async function startDemoSite (options = {}) {
     }
     /** @type {Record<string, string>} */
     const headers = { 'Content-Type': resource.type, 'Cache-Control': cacheControlOf(path) }
-    if (path === '/origin-stats') Object.assign(headers, CORS, { 'Cache-Control': 'no-store' })
+    if (STATS_PATHS.has(path)) Object.assign(headers, CORS, { 'Cache-Control': 'no-store' })
+    // The package's file changes only with an npm install, which restarts the demo.
+    if (path === '/dashboard/chart.js') headers['Cache-Control'] = 'max-age=86400'
     if (resource.etag !== undefined) {
       headers.ETag = resource.etag
       if (etagMatches(req.headers['if-none-match'], resource.etag)) {
@@ -196,6 +218,7 @@ export async function startDemoSite (options = {}) {
     url: `http://${isIPv6(config.host) ? `[${config.host}]` : config.host}:${port}`,
     port,
     stats: () => stats.snapshot(),
+    history: () => stats.history(),
     resetStats: () => stats.reset(),
     close () {
       closing ??= new Promise((resolve) => {
@@ -265,6 +288,8 @@ function resolveOptions (options) {
   if (ws.protocol !== 'ws:' && ws.protocol !== 'wss:') throw new TypeError('coordinatorUrl must be a ws: or wss: URL')
   const { link } = config
   if (link !== null && !(link.rttMs >= 0 && link.rttMs <= 10_000 && link.mbps > 0)) throw new TypeError('link must be null or { rttMs: 0 to 10000, mbps: above 0 }')
+  const { historySeconds } = config
+  if (!Number.isInteger(historySeconds) || historySeconds < 60 || historySeconds > 3600) throw new TypeError('historySeconds must be an integer from 60 to 3600')
   // The coordinator serves /stats on the same host and port as its WebSocket endpoint.
   const coordinatorHttpUrl = config.coordinatorHttpUrl ?? `${ws.protocol === 'wss:' ? 'https:' : 'http:'}//${ws.host}`
   return Object.freeze({ ...config, coordinatorHttpUrl: coordinatorHttpUrl.replace(/\/+$/, '') })

@@ -183,19 +183,70 @@ test('/maygh.js serves the bundle, or 503 with a clear code when it is not built
   assert.equal((await fetch(`${other.url}/maygh.js`)).status, 503)
 })
 
-test('the dashboard polls the origin and the coordinator stats URL derived from ws://', async () => {
+test('the dashboard polls the origin, its history and the coordinator stats URL derived from ws://, with Chart.js beside it', async () => {
+  site.resetStats()
   const res = await fetch(`${site.url}/dashboard`)
   assert.equal(res.status, 200)
   const html = await res.text()
   assert.match(html, /"coordinatorHttpUrl":"http:\/\/127\.0\.0\.1:7070"/)
-  assert.match(html, /fetch\('\/origin-stats'/)
+  assert.match(html, /getJson\('\/origin-stats'\), getJson\('\/origin-stats\/history'\)/)
   assert.match(html, /coordinator unreachable/)
-  assert.doesNotMatch(html, /(src|href)="https?:/, 'no external resources')
+  assert.match(html, /<script src="\/dashboard\/chart\.js"><\/script>/)
+  assert.match(html, /<option value="600">10 min<\/option><option value="120">2 min<\/option>/)
+  assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//, 'no external resources')
+  const chart = await fetch(`${site.url}/dashboard/chart.js`)
+  assert.equal(chart.status, 200)
+  assert.match(chart.headers.get('content-type') ?? '', /^text\/javascript/)
+  assert.match(await chart.text(), /Chart/)
+  assert.deepEqual(site.stats(), { requests: 0, bytes: 0, byPath: {} }, 'the instrument is not counted')
+})
+
+test('/origin-stats/history: the last historySeconds second by second, summing to the counters, the same length whatever the traffic', async (t) => {
+  site.resetStats()
+  const res = await fetch(`${site.url}/origin-stats/history`)
+  assert.equal(res.status, 200)
+  assert.equal(res.headers.get('access-control-allow-origin'), '*')
+  assert.equal(res.headers.get('cache-control'), 'no-store')
+  const quiet = await res.json()
+  assert.deepEqual(Object.keys(quiet).sort(), ['assetBytes', 'bytes', 'end', 'intervalMs', 'requests'])
+  assert.equal(quiet.intervalMs, 1000)
+  assert.equal(quiet.end % 1000, 0)
+  for (const key of ['requests', 'bytes', 'assetBytes']) assert.deepEqual(quiet[key], new Array(600).fill(0), key)
+
+  let assetBytes = 0
+  for (const path of ['/', '/img/p01.png', '/img/p02.png', '/static/shop.css', '/maygh-manifest.json', '/missing.png', '/img/p01.png']) {
+    const body = await (await fetch(site.url + path)).arrayBuffer()
+    if (path.startsWith('/img/') || path.startsWith('/static/')) assetBytes += body.byteLength
+  }
+  const before = await (await fetch(`${site.url}/origin-stats/history`)).json()
+  const after = await (await fetch(`${site.url}/origin-stats/history`)).json()
+  const sum = (/** @type {number[]} */ v) => v.reduce((a, b) => a + b, 0)
+  const stats = site.stats()
+  for (const h of [before, after, site.history()]) {
+    assert.equal(h.bytes.length, 600, 'bounded: one sample a second')
+    assert.equal(sum(h.bytes), stats.bytes, 'every byte the counter has')
+    assert.equal(sum(h.requests), stats.requests, 'the history itself is not counted')
+    assert.equal(sum(h.assetBytes), assetBytes, 'manifest assets apart')
+    assert.ok(h.bytes.every((b, i) => b >= h.assetBytes[i]))
+    assert.ok(h.end >= quiet.end)
+  }
+  assert.ok(after.end - Date.now() <= 0)
+
+  const small = await startDemoSite({ port: 0, clientDir: tmp, historySeconds: 60 })
+  t.after(() => small.close())
+  await Promise.all(Array.from({ length: 50 }, () => fetch(`${small.url}/img/p01.png`).then((r) => r.arrayBuffer())))
+  const h = await (await fetch(`${small.url}/origin-stats/history`)).json()
+  assert.equal(h.requests.length, 60)
+  assert.equal(sum(h.requests), 50)
+  assert.match(await (await fetch(`${small.url}/dashboard`)).text(), /<select id="window"><option value="60">1 min<\/option><\/select>/)
+  site.resetStats()
+  assert.equal(sum(site.history().requests), 0, 'a reset clears the history too')
 })
 
 test('options are validated', async () => {
   await assert.rejects(startDemoSite({ port: 0, coordinatorUrl: 'http://127.0.0.1:7070' }), TypeError)
   await assert.rejects(startDemoSite({ port: -1 }), TypeError)
+  for (const historySeconds of [59, 3601, 600.5]) await assert.rejects(startDemoSite({ port: 0, historySeconds }), /historySeconds must be an integer from 60 to 3600/)
 })
 
 test('Chromium decodes every product image', { timeout: 30_000 }, async (t) => {
