@@ -19,6 +19,7 @@ import { DEMO_ENV } from '../../demo-site/bin/maygh-demo.js'
 import { DEFAULTS } from '../src/config.js'
 import { addressTranslator } from '../../test/support/compose-addresses.js'
 import { interpolate, loadCompose, readDockerfile } from '../../test/support/compose-files.js'
+import { reach } from '../../scripts/packages.js'
 import { PROGRAMS, REPO_ROOT, startMayghCompose } from '../../test/support/compose-topology.js'
 import { TestClient } from './test-client.js'
 
@@ -169,6 +170,10 @@ describe('docker-compose files, offline', () => {
     assert.match(base, new RegExp(`^node:${major}-bookworm-slim@sha256:[0-9a-f]{64}$`), 'the base image: node, pinned by digest')
     const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8'))
     assert.equal(pkg.engines.node, `>=${major}`, 'engines names the same major')
+    // What the image's two programs import is in the image (the demo once imported a bench file it lacked).
+    const { modules } = await reach(Object.values(PROGRAMS))
+    const copied = image.copySources.map((c) => c.replace(/^\.\/|\/$/g, ''))
+    for (const module of modules) assert.ok(copied.some((c) => module === c || module.startsWith(`${c}/`)), `${module} is imported but not copied into the image`)
     const ignored = (await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8')).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
     for (const source of image.copySources) {
       assert.ok(existsSync(join(REPO_ROOT, source)), `COPY ${source}: no such path`)

@@ -21,7 +21,7 @@ import { DEFAULT_PUBLIC_DIR, ensureGenerated } from './images.js'
 import { UNKNOWN_PATH, createOriginStats } from './origin-stats.js'
 import { renderAboutPage, renderShopPage } from './shop-page.js'
 import { BUNDLES } from '../../client/bundles.js'
-import { DistantLink } from '../../bench/slow-origin.js'
+import { DistantLink } from './distant-link.js'
 import { loadChartJs } from '../../coordinator/src/chart-js.js'
 
 /** Defaults for {@link startDemoSite}; `coordinatorHttpUrl` undefined means "derive from coordinatorUrl". */
