@@ -1,17 +1,19 @@
 /**
- * The package as a site owner gets it: `npm pack` (its `prepack` builds
- * `dist/`), installed into a scratch site's folder, the README's "Add it to
- * your site" steps done with what was installed — the two files copied next
- * to the pages, the manifest made and the coordinator run by the package's
- * bins — and the site served by an ordinary static server. In real Chromium a
- * second visitor gets the images from the first. A page whose script is the
- * module entry, bundled from the scratch site by esbuild as a site's build
- * would, starts the same client.
+ * The two packages as their users get them (scripts/packages.js): `maygh`, the
+ * site owner's, and `maygh-coordinator`, the operator's, packed and each
+ * installed into a scratch project of its own. The site owner's brings
+ * neither the server's code nor its dependencies. The README's "Add it to
+ * your site" steps are done with what was installed — the two files copied
+ * next to the pages, the manifest made by the site package's bin, the
+ * coordinator run by the operator package's — and the site served by an
+ * ordinary static server. In real Chromium a second visitor gets the images
+ * from the first. A page whose script is the module entry, bundled from the
+ * scratch site by esbuild as a site's build would, starts the same client.
  */
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -20,27 +22,32 @@ import { REPO_ROOT } from '../support/compose-topology.js'
 import { DEFAULT_PUBLIC_DIR, ensureGenerated } from '../../demo-site/src/images.js'
 import { launchBrowser } from '../support/browsers.js'
 import { startStaticSite } from '../support/static-site.js'
+import { PACKAGES, pack } from '../../scripts/packages.js'
 
 const run = promisify(execFile)
 const IMAGES = ['/img/p01.png', '/img/p02.png', '/img/p03.png', '/img/p04.png']
+/** what only the operator needs: none of it reaches a site owner */
+const SERVER_DEPENDENCIES = ['ws', 'ioredis', 'pino', 'prom-client', 'chart.js', 'cluster-key-slot']
 
 /** @type {string} */
 let tmp
-/** @type {string} the scratch site's project folder */
-let project
-/** @type {{ file: string, files: string[] }} */
+/** @type {Awaited<ReturnType<typeof pack>>} */
 let packed
+/** @type {string} the site owner's project folder (the maygh package installed) */
+let project
+/** @type {string} the operator's project folder (maygh-coordinator installed) */
+let operator
 /** @type {import('node:child_process').ChildProcess | undefined} */
 let coordinator
 /** @type {Awaited<ReturnType<typeof startStaticSite>> | undefined} */
 let site
 
 /**
- * The installed package's coordinator bin, on a free port; resolves with its URL once it listens.
+ * The installed coordinator bin, on a free port; resolves with its URL once it listens.
  * @returns {Promise<string>}
  */
 function startInstalledCoordinator () {
-  const child = coordinator = spawn(process.execPath, [join(project, 'node_modules/.bin/maygh-coordinator'), '--port', '0', '--stun-port', '0'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = coordinator = spawn(process.execPath, [join(operator, 'node_modules/.bin/maygh-coordinator'), '--port', '0', '--stun-port', '0'], { cwd: operator, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (d) => {
@@ -53,28 +60,81 @@ function startInstalledCoordinator () {
   })
 }
 
+/**
+ * A scratch project with one of our tarballs installed. The tests have no network (a loopback-only
+ * namespace), so the project's lockfile pins the tarball's dependencies, and theirs, to what this
+ * repository's lockfile resolved, and `npm ci --offline` takes them from npm's cache, where installing
+ * this repository put them.
+ * @param {string} dir
+ * @param {string} name the package
+ * @returns {Promise<void>}
+ */
+async function installInto (dir, name) {
+  const { tarball, dependencies } = packed[name]
+  await mkdir(dir, { recursive: true })
+  const file = `file:${tarball}`
+  const lock = JSON.parse(await readFile(join(REPO_ROOT, 'package-lock.json'), 'utf8'))
+  /** @type {Record<string, any>} */
+  const packages = {
+    '': { name: 'scratch', dependencies: { [name]: file } },
+    [`node_modules/${name}`]: { version: JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')).version, resolved: file, dependencies, bin: PACKAGES[name].bin }
+  }
+  // The dependencies' closure, as the repository's lockfile laid it out: a dependency of the package
+  // at `from` is the nearest node_modules/<dep> at or above it (ioredis keeps a cluster-key-slot of its own).
+  /** @type {[string, string, boolean][]} [from, dependency, optional] */
+  const todo = Object.keys(dependencies).map((dep) => ['', dep, false])
+  for (let next; (next = todo.pop()) !== undefined;) {
+    const [from, dep, optional] = next
+    let path = ''
+    for (let at = from; ; at = at.slice(0, Math.max(0, at.lastIndexOf('/node_modules/')))) {
+      path = `${at ? at + '/' : ''}node_modules/${dep}`
+      if (lock.packages[path] || !at) break
+    }
+    if (packages[path]) continue
+    const entry = lock.packages[path]
+    if (!entry && optional) continue
+    assert.ok(entry, `${dep} (for ${from || 'the package'}) is in the repository's lockfile`)
+    packages[path] = entry
+    for (const d of Object.keys(entry.dependencies ?? {})) todo.push([path, d, false])
+    for (const d of Object.keys(entry.optionalDependencies ?? {})) todo.push([path, d, true])
+  }
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module', dependencies: { [name]: file } }))
+  await writeFile(join(dir, 'package-lock.json'), JSON.stringify({ name: 'scratch', lockfileVersion: 3, requires: true, packages }))
+  await run('npm', ['ci', '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, maxBuffer: 16 << 20 })
+}
+
+/**
+ * The packages installed in a project, and their bytes on disk.
+ * @param {string} dir
+ */
+async function installed (dir) {
+  const names = []
+  let bytes = 0
+  /** @param {string} at */
+  const walk = async (at) => {
+    for (const e of await readdir(at, { withFileTypes: true })) {
+      const path = join(at, e.name)
+      if (e.isDirectory()) await walk(path)
+      else if (e.isFile()) bytes += (await readFile(path)).length
+    }
+  }
+  for (const e of await readdir(join(dir, 'node_modules'))) {
+    if (e.startsWith('.')) continue
+    const scoped = e.startsWith('@') ? (await readdir(join(dir, 'node_modules', e))).map((s) => `${e}/${s}`) : [e]
+    names.push(...scoped)
+  }
+  await walk(join(dir, 'node_modules'))
+  return { names: names.sort(), bytes }
+}
+
 before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'maygh-package-'))
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: REPO_ROOT, maxBuffer: 16 << 20 })
-  const [info] = JSON.parse(stdout)
-  packed = { file: join(tmp, info.filename), files: info.files.map((/** @type {{ path: string }} */ f) => f.path) }
-
-  // A site owner's project with the package installed from the tarball. The tests have no network (a
-  // loopback-only namespace), so the project's lockfile pins the dependencies to what this repository's
-  // lockfile resolved, and `npm ci --offline` takes them from npm's cache, where installing this repository put them.
+  packed = await pack(join(tmp, 'packed'))
   project = join(tmp, 'shop')
+  operator = join(tmp, 'ops')
+  await installInto(project, 'maygh')
+  await installInto(operator, 'maygh-coordinator')
   await mkdir(join(project, 'public', 'img'), { recursive: true })
-  const tarball = `file:../${info.filename}`
-  const ours = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8'))
-  const lock = JSON.parse(await readFile(join(REPO_ROOT, 'package-lock.json'), 'utf8'))
-  const packages = {
-    '': { name: 'scratch-shop', dependencies: { maygh: tarball } },
-    'node_modules/maygh': { version: ours.version, resolved: tarball, license: ours.license, dependencies: ours.dependencies, bin: ours.bin, engines: ours.engines },
-    ...Object.fromEntries(Object.entries(lock.packages).filter(([path, entry]) => path.startsWith('node_modules/') && !entry.dev && !entry.link))
-  }
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'scratch-shop', private: true, type: 'module', dependencies: { maygh: tarball } }))
-  await writeFile(join(project, 'package-lock.json'), JSON.stringify({ name: 'scratch-shop', lockfileVersion: 3, requires: true, packages }))
-  await run('npm', ['ci', '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, maxBuffer: 16 << 20 })
 })
 after(async () => {
   coordinator?.kill()
@@ -82,18 +142,37 @@ after(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true })
 })
 
-test('the tarball holds the built client, the bins and the sources they need, and no tests', () => {
-  for (const file of ['dist/maygh.js', 'dist/maygh-sw.js', 'dist/maygh-elements.js', 'client/src/module.js', 'client/bin/maygh-manifest.js',
-    'coordinator/bin/maygh-coordinator.js', 'coordinator/bin/maygh-token.js', 'sim/bin/maygh-sim.js', 'LICENSE', 'README.md']) {
-    assert.ok(packed.files.includes(file), `${file} is packed`)
+test('the site owner\'s package holds the built client, the manifest tool and what they import; the operator\'s the server, tokens and simulator; neither tests', () => {
+  const site = packed.maygh.files
+  for (const file of ['dist/maygh.js', 'dist/maygh-sw.js', 'dist/maygh-elements.js', 'client/src/module.js', 'client/bin/maygh-manifest.js', 'protocol/index.js', 'LICENSE', 'README.md']) {
+    assert.ok(site.includes(file), `${file} is in maygh`)
   }
-  assert.deepEqual(packed.files.filter((f) => /(^|\/)(test|bench|demo-site)\//.test(f)), [], 'no tests, benchmarks or demo')
+  assert.deepEqual(site.filter((f) => /^(coordinator|sim)\//.test(f)), [], 'maygh holds no server code')
+  assert.deepEqual(Object.keys(packed.maygh.dependencies), ['idb-keyval'])
+  const ops = packed['maygh-coordinator'].files
+  for (const file of ['coordinator/bin/maygh-coordinator.js', 'coordinator/bin/maygh-token.js', 'sim/bin/maygh-sim.js', 'protocol/index.js', 'LICENSE', 'README.md']) {
+    assert.ok(ops.includes(file), `${file} is in maygh-coordinator`)
+  }
+  assert.deepEqual(ops.filter((f) => /^(dist|client)\//.test(f)), [], 'maygh-coordinator holds no client code')
+  assert.deepEqual(Object.keys(packed['maygh-coordinator'].dependencies).sort(), [...SERVER_DEPENDENCIES].sort())
+  for (const files of [site, ops]) assert.deepEqual(files.filter((f) => /(^|\/)(test|bench|demo-site|swarm)\//.test(f)), [], 'no tests, benchmarks or demo')
 })
 
-test('every bin of the installed package runs (--help)', async () => {
-  for (const bin of ['maygh-coordinator', 'maygh-manifest', 'maygh-token', 'maygh-sim']) {
-    const { stdout, stderr } = await run(join(project, 'node_modules/.bin', bin), ['--help'], { cwd: project })
-    assert.match(stdout + stderr, /usage/i, `${bin} --help prints its usage`)
+test('installed, the site owner\'s package brings none of the server\'s dependencies', async () => {
+  const shop = await installed(project)
+  const ops = await installed(operator)
+  assert.deepEqual(shop.names, ['idb-keyval', 'maygh'])
+  for (const dep of SERVER_DEPENDENCIES) assert.ok(ops.names.includes(dep), `${dep} comes with maygh-coordinator`)
+  assert.ok(shop.bytes < 1 << 20, `maygh installs ${shop.bytes} B`)
+  assert.ok(shop.bytes * 5 < ops.bytes, `maygh ${shop.bytes} B, maygh-coordinator ${ops.bytes} B`)
+})
+
+test('every bin of the installed packages runs (--help)', async () => {
+  for (const [dir, bins] of /** @type {[string, string[]][]} */ ([[project, ['maygh-manifest']], [operator, ['maygh-coordinator', 'maygh-token', 'maygh-sim']]])) {
+    for (const bin of bins) {
+      const { stdout, stderr } = await run(join(dir, 'node_modules/.bin', bin), ['--help'], { cwd: dir })
+      assert.match(stdout + stderr, /usage/i, `${bin} --help prints its usage`)
+    }
   }
 })
 
@@ -104,7 +183,7 @@ test('a site set up from the installed package: a second visitor gets the images
   for (const f of ['maygh.js', 'maygh-sw.js']) await copyFile(join(pkg, 'dist', f), join(pub, f))
   await ensureGenerated()
   for (const path of IMAGES) await copyFile(join(DEFAULT_PUBLIC_DIR, path), join(pub, path))
-  // Step 4: the coordinator, run by the installed bin.
+  // Step 4: the coordinator, run by the operator package's bin.
   const coordinatorUrl = await startInstalledCoordinator()
   // Step 3: the script tag on each page (one of them starts the client from the module entry instead).
   const hedge = 'data-hedge-min-ms="10000" data-stall-ms="20000"'
