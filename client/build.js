@@ -80,7 +80,7 @@ export async function buildClient ({ outdir = join(here, '..', 'dist'), minify =
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  // --quiet (npm's prepack): say nothing unless a bundle is over its budget, so `npm pack --json` stays JSON.
+  // --quiet: say nothing unless a bundle is over its budget (for scripts that print JSON).
   const quiet = process.argv.includes('--quiet')
   const { bundles } = await buildClient()
   const kb = (/** @type {number} */ n) => (n / 1024).toFixed(1) + ' KB'

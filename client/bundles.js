@@ -1,5 +1,5 @@
 /**
- * The browser bundles `npm run build` writes to `dist/` (and `npm pack`
+ * The browser bundles `npm run build` writes to `dist/` (and the `maygh` package
  * ships): file → entry module in `client/src/`.
  *
  *   maygh.js           the script tag of transparent mode (maygh.js → transparent.js)
