@@ -14,10 +14,10 @@ import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { RequestBatch } from '../sim/src/batch.js'
 import { resolveConfig } from '../sim/src/config.js'
-import { Engine } from '../sim/src/engine.js'
-import { SessionWindow } from '../sim/src/session-window.js'
-import { EtsyGenerator } from '../sim/src/synthetic-etsy.js'
-import { TraceReader } from '../sim/src/trace-reader.js'
+import { Engine } from '../sim/src/engine/engine.js'
+import { SessionWindow } from '../sim/src/input/session-window.js'
+import { EtsyGenerator } from '../sim/src/synthetic/synthetic-etsy.js'
+import { TraceReader } from '../sim/src/input/trace-reader.js'
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000000' }, runs: { type: 'string', default: '5' } } })
 const requests = Number(values.requests)

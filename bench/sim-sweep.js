@@ -16,8 +16,8 @@ import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { resolveConfig } from '../sim/src/config.js'
-import { runJobs } from '../sim/src/run-pool.js'
-import { parseSweep, sweepJobs } from '../sim/src/sweep.js'
+import { runJobs } from '../sim/src/run/run-pool.js'
+import { parseSweep, sweepJobs } from '../sim/src/run/sweep.js'
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000000' }, jobs: { type: 'string' }, 'input-thread': { type: 'string' }, child: { type: 'boolean' } } })
 const SWEEP = 'linger=0,60,300,1800'

@@ -14,7 +14,7 @@ import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { resolveConfig } from '../sim/src/config.js'
-import { runSimulation } from '../sim/src/run.js'
+import { runSimulation } from '../sim/src/run/run.js'
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000000' }, seed: { type: 'string', default: '1' }, child: { type: 'string' } } })
 

@@ -8,16 +8,16 @@ import { tmpdir } from 'node:os'
 import { parseArgs } from 'node:util'
 import { GENERATOR_BYTE_PARAMS, INPUT_DEFAULTS, SIM_DEFAULTS, SIM_OPTION_SPECS, TEXT_KINDS, parseNumber, resolveConfig } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
-import { formatBinaryBytes, formatCount, formatSize } from './format.js'
-import { ProgressBar } from './progress.js'
-import { writeReport } from './report-html.js'
-import { toReport } from './run.js'
-import { DEFAULT_PARALLEL, runJobs } from './run-pool.js'
-import { parseSweep, sweepJobs, sweepTable, valueLabel } from './sweep.js'
-import { ETSY_DEFAULTS } from './etsy-params.js'
-import { SORT_BYTES_PER_REQUEST } from './sort-requests.js'
-import { countedAndLeftOut } from './static-assets.js'
-import { summaryText } from './summary-text.js'
+import { formatBinaryBytes, formatCount, formatSize } from './report/format.js'
+import { ProgressBar } from './report/progress.js'
+import { writeReport } from './report/report-html.js'
+import { toReport } from './run/run.js'
+import { DEFAULT_PARALLEL, runJobs } from './run/run-pool.js'
+import { parseSweep, sweepJobs, sweepTable, valueLabel } from './run/sweep.js'
+import { ETSY_DEFAULTS } from './synthetic/etsy-params.js'
+import { SORT_BYTES_PER_REQUEST } from './input/sort-requests.js'
+import { countedAndLeftOut } from './input/static-assets.js'
+import { summaryText } from './report/summary-text.js'
 
 /**
  * @param {string} key camelCase
@@ -159,7 +159,7 @@ export function parseCli (argv) {
     if (v.synthetic === undefined) throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_FLAG, `--${flag} applies only with --synthetic`)
     generator[key] = parseNumber(flag, v[flag], GENERATOR_BYTE_PARAMS.includes(key) ? 'bytes' : 'number')
   }
-  /** @type {import('./input.js').SourceSpec} */
+  /** @type {import('./input/input.js').SourceSpec} */
   const source = v.trace !== undefined
     ? { trace: /** @type {string} */ (v.trace), format: v.format ?? 'auto', ...orderOptions(v) }
     : { synthetic: /** @type {'etsy'} */ ('etsy'), generator: { ...generator, seed: config.seed } }

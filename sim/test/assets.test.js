@@ -9,8 +9,8 @@ import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { FLAG_ASSET, FLAG_BLOCKING, FLAG_MEDIA, FLAG_PAGE } from '../src/batch.js'
 import { resolveConfig } from '../src/config.js'
-import { isBlockingContentType, isBlockingUrl, isMediaContentType, isStaticContentType, isStaticUrl, urlExtension } from '../src/static-assets.js'
-import { TraceReader } from '../src/trace-reader.js'
+import { isBlockingContentType, isBlockingUrl, isMediaContentType, isStaticContentType, isStaticUrl, urlExtension } from '../src/input/static-assets.js'
+import { TraceReader } from '../src/input/trace-reader.js'
 import { runCli } from './run-cli.js'
 
 const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))

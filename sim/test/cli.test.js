@@ -7,8 +7,8 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { SIM_OPTION_SPECS } from '../src/config.js'
-import { ProgressBar } from '../src/progress.js'
-import { ETSY_DEFAULTS } from '../src/etsy-params.js'
+import { ProgressBar } from '../src/report/progress.js'
+import { ETSY_DEFAULTS } from '../src/synthetic/etsy-params.js'
 import { runCli } from './run-cli.js'
 
 const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))

@@ -6,10 +6,10 @@ import { FLAG_ASSET, FLAG_BLOCKING, FLAG_MEDIA, FLAG_PAGE, RequestBatch } from '
 import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
 import { passOverS, replayPriority, requestDeadline } from '../src/client-timing.js'
 import { IDEALISED, resolveConfig } from '../src/config.js'
-import { Engine } from '../src/engine.js'
-import { ReferenceModel } from '../src/reference-model.js'
+import { Engine } from '../src/engine/engine.js'
+import { ReferenceModel } from '../src/reference/reference-model.js'
 import { hasTrait } from '../src/rng.js'
-import { SessionWindow } from '../src/session-window.js'
+import { SessionWindow } from '../src/input/session-window.js'
 
 /** The idealised client without random failures or set-up time, no plug-in pass: each test switches one behaviour on. */
 const ideal = { ...IDEALISED, failRate: 0, setupTime: 0, pluginAdoption: 0, linger: 60, sessionGap: 1800 }
@@ -58,7 +58,7 @@ function clientsWith (n, want, not = []) {
 }
 const TRAITS = { untraversable: 0.5, receiveOnly: 0.5, seed: 1 }
 
-/** @param {import('../src/engine-result.js').EngineResult} r */
+/** @param {import('../src/engine/engine-result.js').EngineResult} r */
 function assertBytesAddUp (r) {
   assert.equal(r.originBytes + r.peerBytes + r.cacheBytes, r.bytes)
   assert.ok(r.oracleSavings >= r.savings - 1e-12)

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { test } from 'node:test'
 import { INPUT_DEFAULTS, SIM_DEFAULTS, SIM_OPTION_SPECS } from '../src/config.js'
-import { ETSY_DEFAULTS } from '../src/etsy-params.js'
+import { ETSY_DEFAULTS } from '../src/synthetic/etsy-params.js'
 
 const doc = await readFile(new URL('../../docs/simulator.md', import.meta.url), 'utf8')
 
@@ -30,7 +30,7 @@ test('the input flags are documented with their defaults', () => {
 })
 
 test('every static-asset extension is listed in the docs', async () => {
-  const { STATIC_EXTENSIONS } = await import('../src/static-assets.js')
+  const { STATIC_EXTENSIONS } = await import('../src/input/static-assets.js')
   for (const [kind, list] of Object.entries(STATIC_EXTENSIONS)) {
     const row = doc.split('\n').find((line) => line.startsWith(`| ${kind} |`))
     assert.ok(row, `no row for ${kind}`)

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { FLAG_ASSET, RequestBatch } from '../src/batch.js'
 import { IDEALISED, resolveConfig } from '../src/config.js'
-import { Engine } from '../src/engine.js'
-import { H_SLOT, H_STRIDE, H_TAG } from '../src/holder-index.js'
-import { SLOT_STRIDE, TAG } from '../src/online-slots.js'
-import { rebaseClock } from '../src/peer-lookup.js'
-import { replayRequests, runSimulation } from '../src/run.js'
-import { SessionWindow } from '../src/session-window.js'
+import { Engine } from '../src/engine/engine.js'
+import { H_SLOT, H_STRIDE, H_TAG } from '../src/engine/holder-index.js'
+import { SLOT_STRIDE, TAG } from '../src/engine/online-slots.js'
+import { rebaseClock } from '../src/engine/peer-lookup.js'
+import { replayRequests, runSimulation } from '../src/run/run.js'
+import { SessionWindow } from '../src/input/session-window.js'
 
 /** A deterministic config: the idealised client, no connection failures or set-up time, no plug-in pass. */
 const base = { ...IDEALISED, failRate: 0, setupTime: 0, pluginAdoption: 0, linger: 60, sessionGap: 1800 }
@@ -205,7 +205,7 @@ test('session tags are renumbered before they overflow; live records keep workin
   const renumber = engine.slots.renumber.bind(engine.slots)
   engine.slots.renumber = (...lists) => { renumbered++; renumber(...lists) }
   engine.slots.tagLimit = engine.slots.capacity + 300
-  const { EtsyGenerator } = await import('../src/synthetic-etsy.js')
+  const { EtsyGenerator } = await import('../src/synthetic/synthetic-etsy.js')
   const window = new SessionWindow(engine.config.sessionGap, (b) => engine.processBatch(b))
   for (const b of new EtsyGenerator({ requests: 40_000, days: 1, seed: 4 }).batches()) window.push(b)
   window.flush()

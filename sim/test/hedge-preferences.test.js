@@ -7,9 +7,9 @@ import fc from 'fast-check'
 import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
 import { HEDGE_PREFERENCES } from '../../client/src/hedge-rule.js'
 import { SIM_DEFAULTS, SIM_OPTION_SPECS, resolveConfig } from '../src/config.js'
-import { Engine } from '../src/engine.js'
-import { SessionWindow } from '../src/session-window.js'
-import { EtsyGenerator } from '../src/synthetic-etsy.js'
+import { Engine } from '../src/engine/engine.js'
+import { SessionWindow } from '../src/input/session-window.js'
+import { EtsyGenerator } from '../src/synthetic/synthetic-etsy.js'
 import { racingArb, traceArb, traceBatch } from './random-traces.js'
 
 /** the client's preferences, in the order of their deadlines: latency's are the soonest, savings has none */
@@ -19,7 +19,7 @@ const PREFERENCES = /** @type {const} */ (['latency', 'balanced', 'savings'])
  * Replays batches through one engine (the reference model's agreement is reference-model.test.js's).
  * @param {Partial<import('../src/config.js').SimConfig>} options
  * @param {Iterable<import('../src/batch.js').RequestBatch>} batches
- * @returns {import('../src/engine-result.js').EngineResult}
+ * @returns {import('../src/engine/engine-result.js').EngineResult}
  */
 function replay (options, batches) {
   const config = resolveConfig({ pluginAdoption: 0, ...options })

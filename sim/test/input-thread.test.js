@@ -8,9 +8,9 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { resolveConfig } from '../src/config.js'
 import { MayghError } from '../../protocol/index.js'
-import { feedInput } from '../src/input.js'
-import { feedInputThreaded } from '../src/input-thread.js'
-import { runSimulation } from '../src/run.js'
+import { feedInput } from '../src/input/input.js'
+import { feedInputThreaded } from '../src/input/input-thread.js'
+import { runSimulation } from '../src/run/run.js'
 
 const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))
 const skipTraces = existsSync(EPA) ? false : `shared traces not found at ${EPA}`
@@ -19,7 +19,7 @@ const config = resolveConfig({})
 /**
  * Every request the sink receives, batch boundaries included.
  * @param {typeof feedInput} feed
- * @param {import('../src/input.js').SourceSpec} source
+ * @param {import('../src/input/input.js').SourceSpec} source
  */
 async function collect (feed, source) {
   const sizes = []

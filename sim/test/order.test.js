@@ -8,8 +8,8 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
-import { openTrace } from '../src/open-trace.js'
-import { TraceReader } from '../src/trace-reader.js'
+import { openTrace } from '../src/input/open-trace.js'
+import { TraceReader } from '../src/input/trace-reader.js'
 import { runCli } from './run-cli.js'
 
 const EPA = fileURLToPath(new URL('../../../shared/traces/epa-http.zip', import.meta.url))

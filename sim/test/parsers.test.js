@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
 import { FLAG_ASSET, FLAG_PAGE } from '../src/batch.js'
-import { TraceReader, detectFormat } from '../src/trace-reader.js'
+import { TraceReader, detectFormat } from '../src/input/trace-reader.js'
 
 const TRACES = fileURLToPath(new URL('../../../shared/traces/', import.meta.url))
 const haveTraces = existsSync(join(TRACES, 'epa-http.zip'))

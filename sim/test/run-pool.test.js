@@ -3,14 +3,14 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { IDEALISED, resolveConfig } from '../src/config.js'
 import { MayghError } from '../../protocol/index.js'
-import { runJobs } from '../src/run-pool.js'
-import { parseSweep, sweepJobs, sweepTable } from '../src/sweep.js'
+import { runJobs } from '../src/run/run-pool.js'
+import { parseSweep, sweepJobs, sweepTable } from '../src/run/sweep.js'
 
 const SOURCE = { synthetic: /** @type {'etsy'} */ ('etsy'), generator: { requests: 30_000, days: 1, seed: 5 } }
 
 /**
  * A result without its wall time, which is the one thing allowed to differ.
- * @param {import('../src/run.js').RunResult} r
+ * @param {import('../src/run/run.js').RunResult} r
  */
 const comparable = ({ elapsedSeconds, ...rest }) => rest
 

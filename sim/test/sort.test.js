@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import fc from 'fast-check'
 import { RequestBatch } from '../src/batch.js'
-import { RequestSorter, SORT_BYTES_PER_REQUEST } from '../src/sort-requests.js'
+import { RequestSorter, SORT_BYTES_PER_REQUEST } from '../src/input/sort-requests.js'
 
 /** @typedef {[number, number, number, number, number]} Req ts, client, object, bytes, flags */
 

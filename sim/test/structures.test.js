@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { FLAG_CONT, RequestBatch } from '../src/batch.js'
-import { ChannelTable } from '../src/channels.js'
-import { ClientStores, SCAN_LIMIT } from '../src/client-stores.js'
-import { ByteInterner } from '../src/interner.js'
-import { gini, lorenz, percentile } from '../src/metrics.js'
+import { ChannelTable } from '../src/engine/channels.js'
+import { ClientStores, SCAN_LIMIT } from '../src/engine/client-stores.js'
+import { ByteInterner } from '../src/input/interner.js'
+import { gini, lorenz, percentile } from '../src/engine/metrics.js'
 import { Rng } from '../src/rng.js'
-import { SessionWindow } from '../src/session-window.js'
-import { SlabLists } from '../src/slab-lists.js'
-import { ZipfSampler } from '../src/zipf.js'
+import { SessionWindow } from '../src/input/session-window.js'
+import { SlabLists } from '../src/engine/slab-lists.js'
+import { ZipfSampler } from '../src/synthetic/zipf.js'
 
 test('ClientStores behaves as per-client LRU maps, small and table-indexed alike', () => {
   const rng = new Rng(11)

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
 import { FLAG_ASSET, FLAG_BLOCKING, FLAG_PAGE } from '../src/batch.js'
-import { ETSY_DEFAULTS } from '../src/etsy-params.js'
-import { EtsyGenerator } from '../src/synthetic-etsy.js'
+import { ETSY_DEFAULTS } from '../src/synthetic/etsy-params.js'
+import { EtsyGenerator } from '../src/synthetic/synthetic-etsy.js'
 
 /**
  * @param {object} params

@@ -5,7 +5,7 @@
  * valid GIF, PNG, JPEG, SVG, CSS or JS file, or pseudo-random bytes).
  */
 import { CONTENT_TYPES } from '../../client/manifest.js'
-import { isMediaUrl, urlExtension } from '../../sim/src/static-assets.js'
+import { isMediaUrl, urlExtension } from '../../sim/src/input/static-assets.js'
 
 /**
  * Types for the extensions a 1990s log has that client/manifest.js's table

@@ -11,7 +11,7 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resolveConfig } from '../../sim/src/config.js'
-import { runSimulation } from '../../sim/src/run.js'
+import { runSimulation } from '../../sim/src/run/run.js'
 import { toCsv } from './slice.js'
 
 /** points (of counted bytes) within which the crowd and the simulator must agree on savings and shares */
@@ -127,7 +127,7 @@ function dashboard (slice, run) {
  * The simulator's figures for the same slice (written as the CSV it reads).
  * @param {import('./slice.js').Slice} slice
  * @param {Partial<import('../../sim/src/config.js').SimConfig>} overrides the crowd's settings in the simulator's terms
- * @returns {Promise<Figures & { oracleSavings: number, result: import('../../sim/src/engine-result.js').EngineResult }>}
+ * @returns {Promise<Figures & { oracleSavings: number, result: import('../../sim/src/engine/engine-result.js').EngineResult }>}
  */
 export async function simFigures (slice, overrides) {
   const dir = mkdtempSync(join(tmpdir(), 'maygh-swarm-'))

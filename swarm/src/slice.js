@@ -15,7 +15,7 @@ import { ERRORS, MayghError } from '../../protocol/index.js'
 import { FLAG_ASSET, FLAG_MEDIA, FLAG_PAGE } from '../../sim/src/batch.js'
 import { SIM_DEFAULTS } from '../../sim/src/config.js'
 import { startsPageView } from '../../sim/src/page-views.js'
-import { TraceReader } from '../../sim/src/trace-reader.js'
+import { TraceReader } from '../../sim/src/input/trace-reader.js'
 import { contentType } from '../../client/manifest.js'
 
 /** Paths the replay site keeps for itself: a log URL under them is left out. */
