@@ -35,6 +35,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY protocol ./protocol
+COPY policy ./policy
 COPY client ./client
 COPY demo-site ./demo-site
 RUN node client/build.js \
@@ -46,6 +47,7 @@ COPY --from=deps /app/node_modules ./node_modules
 # package.json: "type": "module" makes the .js files ESM.
 COPY package.json ./
 COPY protocol ./protocol
+COPY policy ./policy
 COPY coordinator/bin ./coordinator/bin
 COPY coordinator/src ./coordinator/src
 COPY client/manifest.js client/bundles.js ./client/

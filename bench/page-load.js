@@ -71,7 +71,7 @@ import { freePort } from '../test/support/redis-server.js'
 import { medianTimeline, readTimeline, recordTimeline, timelineLine } from './page-timeline.js'
 import { startSlowOrigin } from './slow-origin.js'
 import { printTable, summarize } from './page-load-report.js'
-import { HEDGE_PREFERENCES } from '../client/src/hedge-rule.js'
+import { HEDGE_PREFERENCES } from '../policy/hedge-rule.js'
 import { hideCandidates } from '../swarm/src/browser-visitor.js'
 
 const HELP = `node bench/page-load.js [options]

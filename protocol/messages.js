@@ -112,6 +112,3 @@ export function heldUrl (coordinatorUrl, hashes) {
   url.hash = ''
   return url.href
 }
-
-/** The client's default IndexedDB quota (`data-quota-mb`), which the simulator models too. */
-export const DEFAULT_QUOTA_BYTES = 50 * 1024 * 1024

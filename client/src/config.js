@@ -5,11 +5,15 @@
  * console warning, because throwing here would leave `data-maygh-src` images
  * unloaded.
  */
-import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
+import { BUDGET_DEFAULTS } from '../../policy/budgets.js'
+import { HEDGE_DEFAULTS, HEDGE_PREFERENCES } from '../../policy/hedge-rule.js'
 import { MODES } from './uplink.js'
-import { HEDGE_PREFERENCES } from './hedge-rule.js'
 
-/** Documented defaults (README, "Configuration"). */
+/**
+ * Documented defaults (README, "Configuration"). Those the simulator replays
+ * too come from the rule they belong to: the budgets (policy/budgets.js)
+ * and the hedge's settings (policy/hedge-rule.js).
+ */
 const defaults = {
   /** coordinator WebSocket URL, or several separated by commas or spaces (`data-coordinator`); none = cache + origin only */
   coordinator: '',
@@ -22,34 +26,34 @@ const defaults = {
   /** transparent mode: the worker's scope (`data-worker-scope`); none: the worker's own folder */
   workerScope: '',
   /** IndexedDB byte quota in MB (`data-quota-mb`); LRU eviction above it */
-  quotaMb: DEFAULT_QUOTA_BYTES / 2 ** 20,
+  quotaMb: BUDGET_DEFAULTS.quotaMb,
   /** the site's default for its visitors (`data-maygh-mode`): `on`, `receive-only` (fetch from peers, serve none) or `off` (no peers); a visitor's optIn()/optOut() wins */
   mode: 'on',
   /** MB a visitor uploads to others per session (`data-upload-session-mb`) and per day (`data-upload-day-mb`); then receive-only */
-  uploadSessionMb: 50,
-  uploadDayMb: 200,
+  uploadSessionMb: BUDGET_DEFAULTS.uploadSessionMb,
+  uploadDayMb: BUDGET_DEFAULTS.uploadDayMb,
   /** how long a lookup waits for `holders` (`data-lookup-timeout-ms`) */
   lookupTimeoutMs: 2000,
   /** how long a new peer connection may take to open its channel (`data-connect-timeout-ms`) */
-  connectTimeoutMs: 5000,
+  connectTimeoutMs: HEDGE_DEFAULTS.connectTimeoutMs,
   /** a peer transfer with no bytes for this long is abandoned (`data-stall-ms`) */
   stallMs: 4000,
   /** loads wait at most this long for the first `welcome` before going to the origin (`data-join-timeout-ms`); none when every coordinator refuses the connection */
   joinTimeoutMs: 3000,
   /**
-   * hedged loads (hedge-rule.js): what the site prefers when peers are slower than its origin
+   * hedged loads (policy/hedge-rule.js): what the site prefers when peers are slower than its origin
    * (`data-hedge`): `balanced` (render-blocking requests race the origin, images in the viewport
    * give peers the time their download from the origin would take, the rest waits for peers up to
    * `hedgeMaxMs`), `latency` (every request races: the origin is asked once peers have sent no
    * byte for twice its observed time to first byte) or `savings` (the origin only when peers give up)
    */
-  hedge: /** @type {import('./hedge-rule.js').HedgePreference} */ ('balanced'),
+  hedge: HEDGE_DEFAULTS.hedge,
   /**
    * the hedge deadline is never sooner than `hedgeMinMs` nor later than `hedgeMaxMs`
    * (`data-hedge-min-ms`, `data-hedge-max-ms`; the latter also before anything is observed)
    */
-  hedgeMinMs: 100,
-  hedgeMaxMs: 1500,
+  hedgeMinMs: HEDGE_DEFAULTS.hedgeMinMs,
+  hedgeMaxMs: HEDGE_DEFAULTS.hedgeMaxMs,
   /** the longest counted asset bytes wait for a report while more keep coming (`data-usage-ms`; 0 = never); reports also go 1 s after the last byte, and when hidden or left */
   usageMs: 10000,
   /** holdings changes within this window go out as one `update` */

@@ -11,7 +11,7 @@ const SELECTOR = '[data-maygh-src],[data-maygh-href]'
 
 /**
  * @param {Document} doc
- * @param {{ load: (url: string, priority: import('./hedge-rule.js').Priority) => Promise<Blob>, name: (url: string, hash: string) => void }} client
+ * @param {{ load: (url: string, priority: import('../../policy/hedge-rule.js').Priority) => Promise<Blob>, name: (url: string, hash: string) => void }} client
  */
 export function bindDom (doc, client) {
   /** @type {WeakMap<Element, string>} the URL each element was last loaded for */
@@ -30,7 +30,7 @@ export function bindDom (doc, client) {
     if (hash) client.name(url, hash)
     // an <img> (src) or a <link> (href): only the property `attr` names is touched
     const target = /** @type {Element & Record<'src' | 'href', string>} */ (el)
-    // a stylesheet blocks rendering; an image outside the viewport can wait for peers (hedge-rule.js)
+    // a stylesheet blocks rendering; an image outside the viewport can wait for peers (policy/hedge-rule.js)
     client.load(url, attr === 'href' ? 'blocking' : away ? 'later' : 'viewport').then(
       (blob) => {
         if (seen.get(el) !== url) return

@@ -43,7 +43,7 @@ export function startElements (config) {
     ...api,
     /**
      * @param {string} url
-     * @param {import('./hedge-rule.js').Priority} [priority] how the page needs it (hedge-rule.js); default: in the viewport
+     * @param {import('../../policy/hedge-rule.js').Priority} [priority] how the page needs it (hedge-rule.js); default: in the viewport
      * @returns {Promise<Blob>}
      */
     load: (url, priority = 'viewport') => loader.load(url, { ...via, priority: () => priority }),

@@ -3,12 +3,12 @@
  * cost this request more than the site wants to pay for its bytes. The
  * origin fetch starts when the peer side gives up (no holder, no
  * coordinator: at once), or when no peer bytes have arrived for the hedge
- * deadline, which the hedge rule (hedge-rule.js, shared with the simulator)
+ * deadline, which the hedge rule (policy/hedge-rule.js, shared with the simulator)
  * sets from the request and the origin's observed speed. The first result
  * wins; the loser's signal aborts (an origin fetch is cancelled, a peer
  * request sends `cancel`).
  */
-import { hedgeDeadline, smooth } from './hedge-rule.js'
+import { hedgeDeadline, smooth } from '../../policy/hedge-rule.js'
 
 /** @typedef {'race' | 'deadline' | 'peers'} Asked why a request's origin fetch began (see hedge) */
 
@@ -17,10 +17,10 @@ const RECHECK_MS = 100
 
 /** The origin's speed as observed, smoothed, and the hedge deadline it gives a request. */
 export class OriginClock {
-  /** @param {import('./hedge-rule.js').HedgeSettings} settings */
+  /** @param {import('../../policy/hedge-rule.js').HedgeSettings} settings */
   constructor (settings) {
     this.settings = settings
-    /** @type {import('./hedge-rule.js').OriginSpeed} smoothed, null before the first observation */
+    /** @type {import('../../policy/hedge-rule.js').OriginSpeed} smoothed, null before the first observation */
     this.speed = { ttfb: null, rate: null }
   }
 
@@ -40,7 +40,7 @@ export class OriginClock {
 
   /**
    * How long peers may go without delivering a byte before the origin is asked too.
-   * @param {import('./hedge-rule.js').HedgeRequest} [request] default: an image of unknown size in the viewport
+   * @param {import('../../policy/hedge-rule.js').HedgeRequest} [request] default: an image of unknown size in the viewport
    */
   deadline (request = { size: 0, priority: 'viewport' }) {
     return hedgeDeadline(request, this.speed, this.settings)

@@ -9,7 +9,7 @@
  */
 import { CLIENT_ERRORS, MayghError, matches } from '../../protocol/index.js'
 import { hedge } from './hedge.js'
-import { originMs } from './hedge-rule.js'
+import { originMs } from '../../policy/hedge-rule.js'
 
 /**
  * Where one load's events go and where its peer bytes come from: the page's
@@ -19,7 +19,7 @@ import { originMs } from './hedge-rule.js'
  * @property {((url: string, name: import('./names.js').Name, how: PeerHow) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string } | null>) | null} peers
  * @property {(signal?: AbortSignal, headers?: Record<string, string>) => Promise<Response>} [origin] default: a
  *   plain GET of the URL (`headers`: more request headers, as a piece's `range`)
- * @property {() => import('./hedge-rule.js').Priority} [priority] how the page needs it (default: in the viewport);
+ * @property {() => import('../../policy/hedge-rule.js').Priority} [priority] how the page needs it (default: in the viewport);
  *   read at each hedge check, since the worker learns it from the page's `hello`
  * @property {(bytes: Uint8Array<ArrayBuffer>) => Promise<unknown>} [keep] where its verified bytes are kept
  *   (default: the store, as the asset the name names; a piece goes to its asset's: piece-stream.js)
@@ -30,7 +30,7 @@ import { originMs } from './hedge-rule.js'
  * how the page needs it (its requests go to peers most urgent first); `originMs()`: how long the origin
  * would take to send it whole, as observed (null: not seen yet); `race()`: ask the origin now (peers may
  * still win)
- * @typedef {{ signal: AbortSignal, onBytes: () => void, deadline: () => number, priority: () => import('./hedge-rule.js').Priority, originMs: () => number | null, race: () => void }} PeerHow
+ * @typedef {{ signal: AbortSignal, onBytes: () => void, deadline: () => number, priority: () => import('../../policy/hedge-rule.js').Priority, originMs: () => number | null, race: () => void }} PeerHow
  */
 
 export class Loader {
@@ -134,7 +134,7 @@ export class Loader {
       const priority = () => via.priority?.() ?? 'viewport'
       const size = name.size ?? 0
       // A request its page now places in view (it counted below the fold until the page said) gets the
-      // viewport's deadline from then, not from its start, unless the one it had ends sooner (hedge-rule.js).
+      // viewport's deadline from then, not from its start, unless the one it had ends sooner (policy/hedge-rule.js).
       let was = priority()
       /** @type {(fromMs: number, toMs: number) => void} */
       let sooner = () => {}

@@ -5,7 +5,7 @@
  * a mismatch counts as a rejection. A holder that sends nothing for the hedge
  * deadline is passed over for the next one (the origin is asked meanwhile)
  * and asked last from then on; so is one much slower than the page's other
- * holders, to open its channel or to answer (hedge-rule.js passOverMs), well
+ * holders, to open its channel or to answer (policy/hedge-rule.js passOverMs), well
  * before the deadline. A peer that sends bad bytes, does not
  * open a channel within a fifth of connectTimeoutMs or stalls is reported to
  * the coordinator, dropped and not asked again this session; one that says
@@ -16,7 +16,7 @@
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
 import { PeerSlots } from './peer-slots.js'
 import { TurnBatch } from './turn-batch.js'
-import { channelPassOverMs, outrun, passOverMs, smooth } from './hedge-rule.js'
+import { channelPassOverMs, outrun, passOverMs, smooth } from '../../policy/hedge-rule.js'
 
 /** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
 
@@ -69,7 +69,7 @@ export class PeerFetch {
     /**
      * How long this page's holders took to send a request's first byte,
      * smoothed (ms, null before any did): a holder much slower than that is
-     * passed over (hedge-rule.js passOverMs), as is a channel much slower to
+     * passed over (policy/hedge-rule.js passOverMs), as is a channel much slower to
      * open than the page's others (PeerPool.openPace).
      * @type {number | null}
      */
@@ -118,7 +118,7 @@ export class PeerFetch {
     /** @type {Set<string>} */
     const tried = new Set()
     // The first holder handed the request over an open channel starts the hedge's quiet time again
-    // (hedge-rule.js): the time to find it and open the channel is spent, the holder's answer is to come.
+    // (policy/hedge-rule.js): the time to find it and open the channel is spent, the holder's answer is to come.
     let asked = false
     for (;;) {
       // Requests started together share their holders: one may have failed another meanwhile.
@@ -152,7 +152,7 @@ export class PeerFetch {
           continue
         }
         // The origin may have won while the channel opened: then the holder is asked nothing. Nor
-        // is it when the page's pace says it would lose the race anyway (hedge-rule.js outrun):
+        // is it when the page's pace says it would lose the race anyway (policy/hedge-rule.js outrun):
         // the origin at once.
         if (signal.aborted || outrun(this.expectedMs(size ?? 0), deadline(), originMs())) return null
         // The last holder is waited for however quiet (the origin is asked meanwhile).

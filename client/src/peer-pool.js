@@ -5,7 +5,7 @@
  * gets a Transfer, so either side may request over it.
  */
 import { PeerLink } from './peer-link.js'
-import { channelPassOverMs, smooth } from './hedge-rule.js'
+import { channelPassOverMs, smooth } from '../../policy/hedge-rule.js'
 import { Transfer } from './transfer.js'
 import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 

@@ -18,7 +18,7 @@ export const SLOTS_PER_PEER = 3
 /** Waiting requests hear of their holders' bytes at most this often (ms). */
 const BUSY_EVERY_MS = 10
 
-/** @type {Record<import('./hedge-rule.js').Priority, number>} */
+/** @type {Record<import('../../policy/hedge-rule.js').Priority, number>} */
 const RANK = { blocking: 0, viewport: 1, later: 2 }
 
 /** @typedef {{ peers: string[], rank: number, seq: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting */
@@ -38,7 +38,7 @@ export class PeerSlots {
   /**
    * A slot on the first of `peers` that has one free, now or once one frees.
    * @param {string[]} peers candidates, preferred first
-   * @param {import('./hedge-rule.js').Priority} priority
+   * @param {import('../../policy/hedge-rule.js').Priority} priority
    * @param {{ signal: AbortSignal, onBytes: () => void }} how
    * @returns {Promise<string | null>} the peer whose slot it holds (give it back), or null: aborted, or every candidate dropped
    */

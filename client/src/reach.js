@@ -6,12 +6,12 @@
  * without this, each of its requests waited out the hedge deadline before
  * the origin was asked (the crowd replay's slowest page views: README,
  * "Savings, measured").
- * Once `unreached` (hedge-rule.js), its requests race the origin at once
+ * Once `unreached` (policy/hedge-rule.js), its requests race the origin at once
  * while peers are still tried, so the first channel that opens, in either
  * direction, clears it; and a page that starts unreached lists nothing
  * (peers.js), since its askers would only wait out the pass-over on it.
  */
-import { unreached } from './hedge-rule.js'
+import { unreached } from '../../policy/hedge-rule.js'
 
 const KEY = 'maygh-reach'
 
@@ -48,7 +48,7 @@ export class Reach {
     if (this.count()) this.set(0)
   }
 
-  /** Whether this visitor's requests race the origin at once (hedge-rule.js unreached). */
+  /** Whether this visitor's requests race the origin at once (policy/hedge-rule.js unreached). */
   unreached () {
     return unreached(this.count())
   }

@@ -18,7 +18,7 @@
 import { DEFAULTS } from './config.js'
 import { startPeers } from './peers.js'
 import { navigationTtfb } from './page.js'
-import { belowFold } from './hedge-rule.js'
+import { belowFold } from '../../policy/hedge-rule.js'
 
 /**
  * What this page and its worker say to each other (worker-messages.js).
@@ -126,9 +126,9 @@ export function startTransparent (config) {
   // `placing`: this page will say where its images lie (`later`), once laid out.
   const placing = !!controller && typeof IntersectionObserver === 'function'
   const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb(), placing })))
-  /** @type {import('./hedge-rule.js').Placement} where the page's images lie, as far as laid out: none yet */
+  /** @type {import('../../policy/hedge-rule.js').Placement} where the page's images lie, as far as laid out: none yet */
   let placement = { below: new Set(), above: new Set(), placing }
-  // The worker lets peers take longer over them (hedge-rule.js). Told once the page has been laid
+  // The worker lets peers take longer over them (policy/hedge-rule.js). Told once the page has been laid
   // out, as it is anyway: measuring them as the script starts forced a layout of the half-parsed
   // page (60 ms of the shop's main thread, which held up the worker's messages and the coordinator's).
   if (placing) {
@@ -186,7 +186,7 @@ function workerUrl (config) {
  * anyway, and say where they lie whenever it reports: which are below the
  * viewport, which in it, and whether some are not placed yet (the page is
  * still being parsed, or the observer has yet to report on them).
- * @param {(placement: import('./hedge-rule.js').Placement) => void} changed
+ * @param {(placement: import('../../policy/hedge-rule.js').Placement) => void} changed
  */
 function watchPlacement (changed) {
   /** @type {Map<Element, string>} */

@@ -18,7 +18,7 @@
  *   yet (the page is still parsed, or not yet laid out); sent whenever its
  *   IntersectionObserver reports. A page that said `placing` in its hello has
  *   the images it has not placed taken as below the fold until it says it
- *   has placed them all (hedge-rule.js belowFold): a request is not raced
+ *   has placed them all (policy/hedge-rule.js belowFold): a request is not raced
  *   with the origin for want of knowing where its image lies.
  * - `peers {up, coordinator, lookupTimeoutMs}`: whether the page joined a
  *   coordinator. While the last page did not, the next page's requests made
@@ -64,7 +64,7 @@
 /**
  * @typedef {Parameters<import('./stats.js').Stats['loaded']>[0]} LoadEvent
  * @typedef {Parameters<import('./stats.js').Stats['error']>[0]} ErrorEvent
- * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number, priority: import('./hedge-rule.js').Priority, originMs?: number | null }} Get
+ * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number, priority: import('../../policy/hedge-rule.js').Priority, originMs?: number | null }} Get
  * @typedef {{ maygh: 'ping' }} Ping
  * @typedef {{ maygh: 'held', all?: string[], add?: string[], remove?: string[], bytes: number }} Held
  * @typedef {{ maygh: 'loaded', e: LoadEvent }} Loaded

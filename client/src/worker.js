@@ -22,7 +22,7 @@
 import { Names } from './names.js'
 import { Cache } from './cache.js'
 import { OriginClock } from './hedge.js'
-import { belowFold, priorityOf, smooth } from './hedge-rule.js'
+import { belowFold, priorityOf, smooth } from '../../policy/hedge-rule.js'
 import { Loader } from './loader.js'
 import { HeldCheck } from './held-check.js'
 import { coordinatorUrls, readConfig } from './config.js'
@@ -63,13 +63,13 @@ const adopting = new Set()
  * a page whose script is not listening yet can be lost). Until then what is
  * for a page waits here (`held`: stats, at most MAX_HELD), and it is sent
  * `ping`, which a listening page answers with `hello`.
- * `placement`: where its images lie, as its last `later` said (hedge-rule.js belowFold); a page
+ * `placement`: where its images lie, as its last `later` said (policy/hedge-rule.js belowFold); a page
  * whose hello said `placing` has all its images counted below the fold until then, and so has a
  * page whose hello has not come yet (pagesPlace) while /held can say who holds its images, until
  * it is helloDue() late.
  * `opened`: when its navigation reached the worker (performance.now(); undefined: not seen).
  * `pinged`: when it was last sent a ping.
- * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('./hedge-rule.js').Placement, opened?: number, pinged: number }} Page
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('../../policy/hedge-rule.js').Placement, opened?: number, pinged: number }} Page
  * @type {Map<string, Page>}
  */
 const pages = new Map()

@@ -1,16 +1,31 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readConfig, coordinatorUrls, DEFAULTS } from '../src/config.js'
-import { DEFAULT_QUOTA_BYTES } from '../../protocol/index.js'
+import { BUDGET_DEFAULTS } from '../../policy/budgets.js'
+import { HEDGE_DEFAULTS } from '../../policy/hedge-rule.js'
 
 test('defaults: 50 MB quota, manifest at /maygh-manifest.json, no coordinator', () => {
   const c = readConfig({})
   assert.equal(c.quotaMb, 50)
-  assert.equal(c.quotaMb * 2 ** 20, DEFAULT_QUOTA_BYTES)
   assert.equal(c.manifest, '/maygh-manifest.json')
   assert.equal(c.coordinator, '')
   assert.ok(Object.isFrozen(c))
   assert.deepEqual(c, DEFAULTS)
+})
+
+test('the defaults the simulator replays are the shared rules\' (policy/): budgets and the hedge\'s settings', () => {
+  for (const shared of [BUDGET_DEFAULTS, HEDGE_DEFAULTS]) {
+    for (const [key, value] of Object.entries(shared)) assert.equal(/** @type {any} */ (DEFAULTS)[key], value, key)
+  }
+})
+
+test('data-hedge: balanced by default; a known preference is taken, anything else is warned about and ignored', () => {
+  assert.equal(DEFAULTS.hedge, 'balanced')
+  assert.equal(readConfig({ hedge: 'savings' }).hedge, 'savings')
+  /** @type {string[]} */
+  const warned = []
+  assert.equal(readConfig({ hedge: 'fastest' }, (m) => warned.push(m)).hedge, 'balanced')
+  assert.match(warned[0], /data-hedge=fastest/)
 })
 
 test('data attributes override; out-of-range values are clamped with a warning, junk ignored', () => {

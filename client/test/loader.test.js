@@ -20,7 +20,7 @@ import { SLOTS_PER_PEER } from '../src/peer-slots.js'
 import { Emitter } from '../src/emitter.js'
 import { OriginClock } from '../src/hedge.js'
 import { Reach } from '../src/reach.js'
-import { UNREACHED_AFTER } from '../src/hedge-rule.js'
+import { UNREACHED_AFTER } from '../../policy/hedge-rule.js'
 import { Signaling } from '../src/signaling.js'
 import { FakeWebSocket } from './fake-websocket.js'
 
@@ -83,7 +83,7 @@ after(() => {
  * stand-in coordinator connection (then `holders` is unused). The hedge
  * deadline is a minute unless `hedgeMs` says otherwise (`latency`: one
  * deadline for every request), or `hedge` gives the rule's settings.
- * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../src/hedge-rule.js').HedgeSettings, reach?: Reach }} [o]
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../../policy/hedge-rule.js').HedgeSettings, reach?: Reach }} [o]
  */
 function setup (o = {}) {
   hits = {}
@@ -189,7 +189,7 @@ function setup (o = {}) {
   /** @type {import('../src/loader.js').Via} */
   const via = { stats, peers: (url, name, how) => peers.get(url, name, how) }
   const loader = {
-    load: (/** @type {string} */ url, /** @type {import('../src/hedge-rule.js').Priority | (() => import('../src/hedge-rule.js').Priority) | undefined} */ priority = undefined) =>
+    load: (/** @type {string} */ url, /** @type {import('../../policy/hedge-rule.js').Priority | (() => import('../../policy/hedge-rule.js').Priority) | undefined} */ priority = undefined) =>
       core.load(url, priority ? { ...via, priority: typeof priority === 'function' ? priority : () => priority } : via),
     settled: () => core.settled(),
     active: core.active
@@ -571,7 +571,7 @@ test('a page\'s requests take a few slots per holder at a time, the viewport\'s 
   const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
   /** @type {string[]} */
   const done = []
-  const get = (/** @type {string} */ label, /** @type {import('../src/hedge-rule.js').Priority} */ priority) =>
+  const get = (/** @type {string} */ label, /** @type {import('../../policy/hedge-rule.js').Priority} */ priority) =>
     s.peers.get('/good.png', name, { signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => priority, originMs: () => null, race () {} }).then((a) => {
       assert.equal(a?.peer, 'steady')
       done.push(label)

@@ -7,7 +7,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Reach } from '../src/reach.js'
-import { UNREACHED_AFTER } from '../src/hedge-rule.js'
+import { UNREACHED_AFTER } from '../../policy/hedge-rule.js'
 import { Emitter } from '../src/emitter.js'
 import { PeerPool } from '../src/peer-pool.js'
 import { FakeChannel } from './fake-channel.js'

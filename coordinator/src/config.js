@@ -4,7 +4,8 @@
  * flags are read only in `bin/maygh-coordinator.js`.
  */
 import { LIMITS } from '../../protocol/index.js'
-import { POLICY_DEFAULTS } from './policy/peer-selection.js'
+import { POLICY_DEFAULTS } from '../../policy/peer-selection.js'
+import { REPORT_DEFAULTS } from '../../policy/report-rule.js'
 import { LEVELS as LOG_LEVELS } from './logger.js'
 import { checkSecret, isOrigin } from './join-token.js'
 
@@ -50,9 +51,9 @@ const defaults = {
   maxIntroductions: 256,
   newHolderBurst: 128,
   newHoldersPerSecond: 1,
-  reportThreshold: 3,
-  reportWindowMs: 600_000,
-  quarantineMs: 86_400_000,
+  reportThreshold: REPORT_DEFAULTS.reportThreshold,
+  reportWindowMs: REPORT_DEFAULTS.reportWindowMs,
+  quarantineMs: REPORT_DEFAULTS.quarantineMs,
   pairWithinNetwork: false,
   usageFlushMs: 5000,
   usageHistoryMs: 86_400_000,

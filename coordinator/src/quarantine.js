@@ -21,7 +21,7 @@
  */
 import { createHash } from 'node:crypto'
 import { PEER_ID_PATTERN, REPORT_REASONS, isSri, shardOfPeer } from '../../protocol/index.js'
-import { blames } from './policy/report-rule.js'
+import { blames } from '../../policy/report-rule.js'
 
 /**
  * @param {string} kind 'visitor' (the token's), 'key' (the browser's) or 'peer'

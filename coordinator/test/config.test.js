@@ -2,6 +2,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { resolveConfig, DEFAULTS } from '../src/config.js'
 import { optionsFrom } from '../src/cli-options.js'
+import { POLICY_DEFAULTS } from '../../policy/peer-selection.js'
+import { REPORT_DEFAULTS } from '../../policy/report-rule.js'
 
 test('defaults are documented values, frozen', () => {
   const config = resolveConfig()
@@ -12,6 +14,12 @@ test('defaults are documented values, frozen', () => {
   assert.equal(config.shardTtlMs, 3000)
   assert.ok(Object.isFrozen(config))
   assert.ok(Object.isFrozen(DEFAULTS))
+})
+
+test('the defaults the simulator replays are the shared rules\' (policy/): peer selection, reports and quarantine', () => {
+  for (const shared of [POLICY_DEFAULTS, REPORT_DEFAULTS]) {
+    for (const [key, value] of Object.entries(shared)) assert.equal(/** @type {any} */ (DEFAULTS)[key], value, key)
+  }
 })
 
 test('bad options and impossible combinations throw TypeError', () => {

@@ -1,11 +1,11 @@
 /**
  * The real client's clocks that the model's hedge race reads, taken from the
- * client's own code (client/src/hedge-rule.js, client/src/config.js), not
+ * rule the client runs (policy/hedge-rule.js, its defaults included), not
  * copied: the hedge deadline the client's rule gives a request, and how long
  * it waits for a new peer connection before passing the holder over. The engine and
  * the reference model both read them here.
  */
-import { channelPassOverMs, hedgeDeadline, passOverMs, unreached } from '../../client/src/hedge-rule.js'
+import { channelPassOverMs, hedgeDeadline, passOverMs, unreached } from '../../policy/hedge-rule.js'
 
 /**
  * Whether a holder would lose the race to the origin asked at the deadline:
@@ -13,8 +13,8 @@ import { channelPassOverMs, hedgeDeadline, passOverMs, unreached } from '../../c
  * no upload. The model's peers keep their pace, so the client's estimate of
  * it is the model's truth.
  */
-export { outrun } from '../../client/src/hedge-rule.js'
-import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
+export { outrun } from '../../policy/hedge-rule.js'
+import { HEDGE_DEFAULTS } from '../../policy/hedge-rule.js'
 import { FLAG_BLOCKING } from './batch.js'
 
 /**
@@ -24,11 +24,11 @@ import { FLAG_BLOCKING } from './batch.js'
  * and rate (`originTtfb`, `originRate`).
  * @param {{ hedge: string, originTtfb: number, originRate: number }} config not 'off'
  * @param {number} size bytes
- * @param {import('../../client/src/hedge-rule.js').Priority} priority
+ * @param {import('../../policy/hedge-rule.js').Priority} priority
  * @returns {number} seconds (Infinity: savings first)
  */
 export function requestDeadline ({ hedge, originTtfb, originRate }, size, priority) {
-  const settings = { hedge: /** @type {import('../../client/src/hedge-rule.js').HedgePreference} */ (hedge), hedgeMinMs: CLIENT_DEFAULTS.hedgeMinMs, hedgeMaxMs: CLIENT_DEFAULTS.hedgeMaxMs }
+  const settings = { hedge: /** @type {import('../../policy/hedge-rule.js').HedgePreference} */ (hedge), hedgeMinMs: HEDGE_DEFAULTS.hedgeMinMs, hedgeMaxMs: HEDGE_DEFAULTS.hedgeMaxMs }
   return hedgeDeadline({ size, priority }, { ttfb: originTtfb * 1000, rate: originRate / 1000 }, settings) / 1000
 }
 
@@ -53,7 +53,7 @@ export function raceAt (deadline, failedInRow) {
  * @param {number} flags the request's batch flags
  * @param {number} index its place among its page view's asset requests, from 0
  * @param {number} viewportAssets
- * @returns {import('../../client/src/hedge-rule.js').Priority}
+ * @returns {import('../../policy/hedge-rule.js').Priority}
  */
 export function replayPriority (flags, index, viewportAssets) {
   return (flags & FLAG_BLOCKING) !== 0 ? 'blocking' : index < viewportAssets ? 'viewport' : 'later'
@@ -68,5 +68,5 @@ export function replayPriority (flags, index, viewportAssets) {
  * @param {number} setupTime seconds
  */
 export function passOverS (setupTime) {
-  return passOverMs(channelPassOverMs(CLIENT_DEFAULTS.connectTimeoutMs), setupTime * 1000) / 1000
+  return passOverMs(channelPassOverMs(HEDGE_DEFAULTS.connectTimeoutMs), setupTime * 1000) / 1000
 }

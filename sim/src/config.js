@@ -2,12 +2,14 @@
  * The model's knobs: one documented defaults object, merged with overrides,
  * validated once and frozen. Flags are parsed only in the CLI; everything else
  * receives a resolved config. docs/simulator.md ("Flags") lists every key.
+ * Where a knob is the real client's or coordinator's, its default is theirs,
+ * read from the rule it belongs to in policy/ (which they read it from too).
  */
-import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
-import { HEDGE_PREFERENCES } from '../../client/src/hedge-rule.js'
-import { DEFAULTS as COORDINATOR_DEFAULTS } from '../../coordinator/src/config.js'
-import { POLICY_DEFAULTS } from '../../coordinator/src/policy/peer-selection.js'
-import { DEFAULT_QUOTA_BYTES, ERRORS, MayghError } from '../../protocol/index.js'
+import { BUDGET_DEFAULTS } from '../../policy/budgets.js'
+import { HEDGE_DEFAULTS, HEDGE_PREFERENCES } from '../../policy/hedge-rule.js'
+import { POLICY_DEFAULTS } from '../../policy/peer-selection.js'
+import { REPORT_DEFAULTS } from '../../policy/report-rule.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 
 const MIB = 1024 * 1024
 /** 5 Mbit/s, in bytes per second */
@@ -19,8 +21,8 @@ const simDefaults = {
   adoption: 1,
   /** adoption of the installed-plug-in baseline, replayed beside every run (0 = skip it) */
   pluginAdoption: 0.1,
-  /** each browser's store, an LRU under this many bytes (the client's default quotaMb is 50) */
-  quotaBytes: DEFAULT_QUOTA_BYTES,
+  /** each browser's store, an LRU under this many bytes (the client's quotaMb) */
+  quotaBytes: BUDGET_DEFAULTS.quotaMb * MIB,
   /** seconds a client stays online, able to serve, after the last request of its session */
   linger: 60,
   /** a gap between a client's requests longer than this (seconds) ends its session */
@@ -58,14 +60,14 @@ const simDefaults = {
    */
   channels: 'page',
   /**
-   * the client's hedge rule (client/src/hedge-rule.js) under the site's preference, as the client
+   * the client's hedge rule (policy/hedge-rule.js) under the site's preference, as the client
    * applies it: 'balanced' (the client's default), 'latency' or 'savings'. Peers first, the origin
    * asked too once no peer byte has come by the request's deadline, which the rule sets from its
    * size, its priority (render-blocking, first viewport: `viewportAssets`, or later) and this
    * origin's speed (`originTtfb`, `originRate`); the first complete copy wins. 'off': peer
    * transfers are instant (the model before issue 22)
    */
-  hedge: /** @type {import('../../client/src/hedge-rule.js').HedgePreference | 'off'} */ (CLIENT_DEFAULTS.hedge),
+  hedge: /** @type {import('../../policy/hedge-rule.js').HedgePreference | 'off'} */ (HEDGE_DEFAULTS.hedge),
   /** asset requests of a page view (from its start, the store's answers included) taken to be in its first viewport; the rest are below the fold */
   viewportAssets: 6,
   /** seconds from a request to the coordinator's `holders` reply */
@@ -77,20 +79,20 @@ const simDefaults = {
   /** bytes per second a peer transfer arrives at (5 Mbit/s: a residential uplink, SCTP's slow start) */
   peerRate: FIVE_MBIT,
   /** bytes a client serves per session before it stops serving (the client's uploadSessionMb) */
-  uploadSession: CLIENT_DEFAULTS.uploadSessionMb * MIB,
+  uploadSession: BUDGET_DEFAULTS.uploadSessionMb * MIB,
   /** bytes a client serves per day (UTC day of log time) before it stops serving (the client's uploadDayMb) */
-  uploadDay: CLIENT_DEFAULTS.uploadDayMb * MIB,
+  uploadDay: BUDGET_DEFAULTS.uploadDayMb * MIB,
   /**
    * which reports count toward quarantine: 'blaming' (the coordinator's rule,
-   * coordinator/src/policy/report-rule.js: not `no_channel`) or 'all' (every reason: the rule before issue 22)
+   * policy/report-rule.js: not `no_channel`) or 'all' (every reason: the rule before issue 22)
    */
   reportRule: 'blaming',
   /** distinct reporters within `reportWindow` that quarantine a visitor (the coordinator's reportThreshold) */
-  reportThreshold: COORDINATOR_DEFAULTS.reportThreshold,
+  reportThreshold: REPORT_DEFAULTS.reportThreshold,
   /** seconds reports count for (the coordinator's reportWindowMs) */
-  reportWindow: COORDINATOR_DEFAULTS.reportWindowMs / 1000,
+  reportWindow: REPORT_DEFAULTS.reportWindowMs / 1000,
   /** seconds a quarantined visitor is not handed out (the coordinator's quarantineMs) */
-  quarantine: COORDINATOR_DEFAULTS.quarantineMs / 1000,
+  quarantine: REPORT_DEFAULTS.quarantineMs / 1000,
   /** bytes per second a client may upload, long-run (Infinity = no cap, as in the client) */
   uploadRate: Infinity,
   /** bytes a client may upload in a burst above its rate (token-bucket depth) */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { FLAG_ASSET, FLAG_BLOCKING, FLAG_MEDIA, FLAG_PAGE, RequestBatch } from '../src/batch.js'
-import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
+import { HEDGE_DEFAULTS } from '../../policy/hedge-rule.js'
 import { passOverS, replayPriority, requestDeadline } from '../src/client-timing.js'
 import { IDEALISED, resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine/engine.js'
@@ -138,7 +138,7 @@ test('the hedge rule replayed: a script races as under latency, a later asset wa
   turnsAt(R, { hedge: 'balanced' }, 2, A | FLAG_BLOCKING)
   turnsAt(R, { hedge: 'latency' }, 2, A | FLAG_BLOCKING)
   // the image, the page view's 7th asset (its 6 store answers count): below the fold, hedgeMaxMs
-  turnsAt(CLIENT_DEFAULTS.hedgeMaxMs / 1000, { hedge: 'balanced' }, 1, A)
+  turnsAt(HEDGE_DEFAULTS.hedgeMaxMs / 1000, { hedge: 'balanced' }, 1, A)
   // … in the viewport when 7 are: R + its download time from the origin; under latency, R
   turnsAt(R + 1.12, { hedge: 'balanced', viewportAssets: 7 }, 1, A)
   turnsAt(R, { hedge: 'latency' }, 1, A)

@@ -4,8 +4,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { DEFAULTS as CLIENT_DEFAULTS } from '../../client/src/config.js'
-import { HEDGE_PREFERENCES } from '../../client/src/hedge-rule.js'
+import { HEDGE_DEFAULTS, HEDGE_PREFERENCES } from '../../policy/hedge-rule.js'
 import { SIM_DEFAULTS, SIM_OPTION_SPECS, resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine/engine.js'
 import { SessionWindow } from '../src/input/session-window.js'
@@ -32,7 +31,7 @@ function replay (options, batches) {
 
 test('--hedge takes the client\'s preferences or off, and defaults to the client\'s', () => {
   assert.deepEqual(SIM_OPTION_SPECS.hedge.values, [...HEDGE_PREFERENCES, 'off'])
-  assert.equal(SIM_DEFAULTS.hedge, CLIENT_DEFAULTS.hedge)
+  assert.equal(SIM_DEFAULTS.hedge, HEDGE_DEFAULTS.hedge)
   for (const hedge of [...HEDGE_PREFERENCES, /** @type {const} */ ('off')]) assert.equal(resolveConfig({ hedge }).hedge, hedge)
   // the old spelling is refused, not read as some preference
   assert.throws(() => resolveConfig({ hedge: /** @type {any} */ ('on') }), { code: 'MGH_SIM_ERR_BAD_VALUE', message: /--hedge on is not one of balanced, latency, savings, off/ })

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { HEDGE_PREFERENCES } from '../../client/src/hedge-rule.js'
+import { HEDGE_PREFERENCES } from '../../policy/hedge-rule.js'
 import { IDEALISED, resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine/engine.js'
 import { ReferenceModel } from '../src/reference/reference-model.js'

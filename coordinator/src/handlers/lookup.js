@@ -10,7 +10,7 @@
  * `connect` from the asker would; the reply says which (`offered`).
  */
 import { ERRORS, MayghError } from '../../../protocol/index.js'
-import { HolderRanking, rankKey } from '../policy/peer-selection.js'
+import { HolderRanking, rankKey } from '../../../policy/peer-selection.js'
 import { relaySignal } from './connect.js'
 
 /** @type {ReadonlySet<string>} the channels of an asker that names none */

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { EventEmitter } from 'node:events'
-import { sampleNext, sampleStart } from '../policy/peer-selection.js'
+import { sampleNext, sampleStart } from '../../../policy/peer-selection.js'
 import { shardOfPeer } from '../../../protocol/index.js'
 
 import { SALT_MS, USAGE_ASSETS_KEPT, USAGE_MINUTE_MS, isLiveIn, liveIn, minuteOf, noUsage } from './store.js'
@@ -57,7 +57,7 @@ class HolderSet {
 /** @implements {Store} */
 export class MemoryStore {
   /**
-   * @param {{ random?: import('../policy/peer-selection.js').RandomSource, now?: () => number }} [options]
+   * @param {{ random?: import('../../../policy/peer-selection.js').RandomSource, now?: () => number }} [options]
    *   random: where `sampleHolders` draws its random start (a test passes a seeded source);
    *   now: ms, the clock shard entries expire by (default Date.now)
    */

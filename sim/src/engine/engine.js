@@ -27,8 +27,8 @@
  * request), peer-lookup.js (the lookup and the client's tries), serving.js
  * (listing, upload, budgets), no-channel-reports.js (reports, quarantine).
  */
-import { HolderRanking } from '../../../coordinator/src/policy/peer-selection.js'
-import { blames } from '../../../coordinator/src/policy/report-rule.js'
+import { HolderRanking } from '../../../policy/peer-selection.js'
+import { blames } from '../../../policy/report-rule.js'
 import { fromOrigin, serveAsset } from './asset-request.js'
 import { FLAG_ASSET, FLAG_CONT, growTo } from '../batch.js'
 import { ChannelTable } from './channels.js'

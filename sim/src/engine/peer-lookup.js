@@ -15,7 +15,7 @@
  * needs no draw (an untraversable end; with the hedge, a set-up longer than
  * the client waits).
  */
-import { rankKey, sampleNext, sampleStart } from '../../../coordinator/src/policy/peer-selection.js'
+import { rankKey, sampleNext, sampleStart } from '../../../policy/peer-selection.js'
 import { growTo } from '../batch.js'
 import { outrun, raceAt, requestDeadline } from '../client-timing.js'
 import { H_CHOSEN, H_SLOT, H_STRIDE, H_TAG } from './holder-index.js'
@@ -49,7 +49,7 @@ export function rebaseClock (e) {
 
 /**
  * One lookup of `o` by `c`, as the coordinator answers it, by the shared
- * peer-selection rule (coordinator/src/policy/peer-selection.js): its
+ * peer-selection rule (policy/peer-selection.js): its
  * `sampleStart` and `sampleNext` say which records of the object's holder list
  * to read, and each live holder read is offered to `e.ranking` (the rule's
  * `HolderRanking`) as it is read, without copying the sample or reading any
@@ -148,7 +148,7 @@ export function rankHolders (e, c, o, size) {
  * @param {import('./engine.js').Engine} e
  * @param {number} c the asker's slot
  * @param {number} size bytes of the asset
- * @param {import('../../../client/src/hedge-rule.js').Priority} priority
+ * @param {import('../../../policy/hedge-rule.js').Priority} priority
  * @returns {number} the slot of the peer that served, or -1 (the origin)
  */
 export function tryHolders (e, c, size, priority) {

@@ -6,7 +6,7 @@
  * peer-lookup.js is. (Page views' joins: sessions.js; reports and
  * quarantine: no-channel-reports.js.)
  */
-import { unreached } from '../../../client/src/hedge-rule.js'
+import { unreached } from '../../../policy/hedge-rule.js'
 import { CLIENT, LISTED, SLOT_STRIDE, TAG } from './online-slots.js'
 
 /** bit of `Engine#traits`: the client is behind a NAT no peer connection traverses */

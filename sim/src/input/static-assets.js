@@ -35,7 +35,7 @@ export const STATIC_CONTENT_TYPES = Object.freeze({
 
 const EXTENSIONS = new Set(Object.values(STATIC_EXTENSIONS).flat())
 const MEDIA_EXTENSIONS = new Set(STATIC_EXTENSIONS.media)
-/** the kinds a page needs before it renders, which the client's hedge rule races with the origin (client/src/hedge-rule.js) */
+/** the kinds a page needs before it renders, which the client's hedge rule races with the origin (policy/hedge-rule.js) */
 const BLOCKING_KINDS = /** @type {const} */ (['styles', 'scripts', 'fonts'])
 const BLOCKING_EXTENSIONS = new Set(BLOCKING_KINDS.flatMap((kind) => STATIC_EXTENSIONS[kind]))
 const CONTENT_TYPES = Object.values(STATIC_CONTENT_TYPES).flat()
@@ -91,7 +91,7 @@ export function isMediaUrl (url) {
 /**
  * @param {string} url
  * @returns {boolean} whether the URL is a style, a script or a font by its extension: what a page
- *   needs before it renders, which the client's hedge rule races with the origin (client/src/hedge-rule.js)
+ *   needs before it renders, which the client's hedge rule races with the origin (policy/hedge-rule.js)
  */
 export function isBlockingUrl (url) {
   return BLOCKING_EXTENSIONS.has(urlExtension(url))

@@ -5,7 +5,7 @@
  * peer-lookup.js does over the engine's typed arrays, restated; functions of
  * the model's state.
  */
-import { HolderRanking, rankKey, sampleNext, sampleStart } from '../../../coordinator/src/policy/peer-selection.js'
+import { HolderRanking, rankKey, sampleNext, sampleStart } from '../../../policy/peer-selection.js'
 import { outrun, passOverS, raceAt, requestDeadline } from '../client-timing.js'
 import { reportNoChannel } from './reference-serving.js'
 import { removeAt } from './reference-state.js'
@@ -19,7 +19,7 @@ import { removeAt } from './reference-state.js'
  * then dropped), rank (asking `accepts` only of holders the ranking wants),
  * mark the first one's entry for `o`; then the asker tries them.
  * @param {ReferenceModel} m @param {Session} asker @param {number} o @param {number} size @param {number} turn the page's turn
- * @param {import('../../../client/src/hedge-rule.js').Priority} priority
+ * @param {import('../../../policy/hedge-rule.js').Priority} priority
  * @returns {Session | null} the holder that served
  */
 export function lookup (m, asker, o, size, turn, priority) {
@@ -52,7 +52,7 @@ export function lookup (m, asker, o, size, turn, priority) {
 /**
  * The asker tries the holders (peer-lookup.js `tryHolders`, plainly).
  * @param {ReferenceModel} m @param {Session} asker @param {Session[]} ranked @param {number} size @param {number} turn
- * @param {import('../../../client/src/hedge-rule.js').Priority} priority
+ * @param {import('../../../policy/hedge-rule.js').Priority} priority
  * @returns {Session | null}
  */
 function tryHolders (m, asker, ranked, size, turn, priority) {

@@ -8,7 +8,7 @@
  * `linger` after their last request, page views (page-views.js), each a new
  * peer record with page-lifetime channels, the coordinator's index of online
  * holders that serve, the shared peer-selection rule (sample, rank, mark the
- * first holder's entry for the asset: coordinator/src/policy/peer-selection.js),
+ * first holder's entry for the asset: policy/peer-selection.js),
  * the client's tries (open channels, set-ups under way, connections that
  * fail at an untraversable end or at random, reported), the race with the
  * origin (client-timing.js), first page views and media from the origin,

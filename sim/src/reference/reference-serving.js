@@ -6,9 +6,9 @@
  * (quarantine). What serving.js and no-channel-reports.js do over the
  * engine's typed arrays, restated; functions of the model's state.
  */
-import { blames } from '../../../coordinator/src/policy/report-rule.js'
+import { blames } from '../../../policy/report-rule.js'
 import { getOr } from './reference-state.js'
-import { unreached } from '../../../client/src/hedge-rule.js'
+import { unreached } from '../../../policy/hedge-rule.js'
 
 /** @typedef {import('./reference-model.js').ReferenceModel} ReferenceModel */
 /** @typedef {import('./reference-state.js').Session} Session */

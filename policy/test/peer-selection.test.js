@@ -2,7 +2,7 @@
 // coordinator's lookup and the simulator's against each other on random cases.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HolderRanking, rankKey, sampleNext, sampleStart } from '../src/policy/peer-selection.js'
+import { HolderRanking, rankKey, sampleNext, sampleStart } from '../peer-selection.js'
 
 /**
  * Ranks `candidates` as the lookup handler does.

@@ -2,9 +2,10 @@
  * The hedge rule: for one request, how long peers may go without sending a
  * byte before the origin is asked too (the hedge deadline), from what each
  * side would cost in time for this request and what the site prefers
- * (`data-hedge`). The client's loads (hedge.js, loader.js) and the
- * simulator's replay (sim/src/client-timing.js) both take it from here, so
- * neither can change it alone.
+ * (`data-hedge`). The client's loads (client/src/hedge.js, loader.js,
+ * peer-fetch.js) and the simulator's replay (sim/src/client-timing.js) both
+ * take it from here, defaults included (HEDGE_DEFAULTS), so neither can
+ * change it alone.
  *
  * R, the race point, is HEDGE_FACTOR × the origin's observed time to first
  * byte (hedgeMaxMs before any is observed): no sooner can a quiet peer side
@@ -45,6 +46,22 @@ export const HEDGE_FACTOR = 2
 
 /** What a site may prefer (`data-hedge`); the first, `balanced`, is the default. */
 export const HEDGE_PREFERENCES = /** @type {const} */ (['balanced', 'latency', 'savings'])
+
+/**
+ * The defaults of the client settings this rule reads (client/src/config.js
+ * takes them from here; README "Configuration" says what each means), which
+ * the simulator replays: the site's preference, the deadline's bounds, and
+ * the connect timeout a new channel's pass-over is a fifth of
+ * (channelPassOverMs).
+ */
+const hedgeDefaults = {
+  hedge: /** @type {HedgePreference} */ (HEDGE_PREFERENCES[0]),
+  hedgeMinMs: 100,
+  hedgeMaxMs: 1500,
+  connectTimeoutMs: 5000
+}
+// Frozen apart from its literal, so that fields type as number / string, not as their default values.
+export const HEDGE_DEFAULTS = Object.freeze(hedgeDefaults)
 
 /** How a page needs a request: it blocks rendering, it shows in the first viewport, or it can come later. */
 export const PRIORITIES = /** @type {const} */ (['blocking', 'viewport', 'later'])

@@ -5,8 +5,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HEDGE_FACTOR, PACE_FACTOR, PASS_OVER_FLOOR_MS, belowFold, hedgeDeadline, originMs, outrun, passOverMs, priorityOf } from '../src/hedge-rule.js'
-import { DEFAULTS, readConfig } from '../src/config.js'
+import { HEDGE_FACTOR, PACE_FACTOR, PASS_OVER_FLOOR_MS, belowFold, hedgeDeadline, originMs, outrun, passOverMs, priorityOf } from '../hedge-rule.js'
 
 const bounds = { hedgeMinMs: 100, hedgeMaxMs: 1500 }
 /** an origin 80 ms away at 5 Mbit/s: 625 bytes per ms */
@@ -78,15 +77,6 @@ test('below the fold: what the page placed there; while it is still placing its 
     // Not parsed yet, or a CSS background: not raced with the origin while the page is placing.
     assert.equal(belowFold({ below, above, placing }, '/c.png'), placing)
   }
-})
-
-test('data-hedge: balanced by default; a known preference is taken, anything else is warned about and ignored', () => {
-  assert.equal(DEFAULTS.hedge, 'balanced')
-  assert.equal(readConfig({ hedge: 'savings' }).hedge, 'savings')
-  /** @type {string[]} */
-  const warned = []
-  assert.equal(readConfig({ hedge: 'fastest' }, (m) => warned.push(m)).hedge, 'balanced')
-  assert.match(warned[0], /data-hedge=fastest/)
 })
 
 test('passing a holder over: at the cap until the page has seen its peers\' pace; then at PACE_FACTOR × that pace, within the floor and the cap', () => {
