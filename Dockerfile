@@ -48,6 +48,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY protocol ./protocol
 COPY policy ./policy
+COPY common ./common
 COPY coordinator/bin ./coordinator/bin
 COPY coordinator/src ./coordinator/src
 COPY client/manifest.js client/bundles.js ./client/

@@ -1,14 +1,15 @@
 /**
- * A distant origin for benchmarks: an HTTP proxy that puts the delay rules
- * of a link to a faraway server (`DistantLink`, demo-site/src/distant-link.js)
- * in front of a local site.
- * HTML bodies can be rewritten on the way (`html`, given the body and the
+ * A distant origin for benchmarks: an HTTP proxy that puts the delay rules of
+ * a link to a faraway server (common/distant-link.js `DistantLink`: a round
+ * trip before each response's head, two on a connection's first request,
+ * then the body no faster than a given rate per response) in front of a
+ * local site. HTML bodies can be rewritten on the way (`html`, given the body and the
  * request's URL), so one site serves pages with and without the client.
  * The proxy counts the body bytes it sent (`sent`, by media type), so a
  * benchmark counts the origin's bytes at the origin, not in its clients.
  */
 import { createServer } from 'node:http'
-import { DistantLink } from '../demo-site/src/distant-link.js'
+import { DistantLink } from '../common/distant-link.js'
 
 /** Request headers a browser sends that are the proxy's own business, not the site's. */
 const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection'])

@@ -26,7 +26,7 @@ import { Metrics } from './metrics.js'
 import { UsageTally } from './usage.js'
 import { USAGE_MINUTE_MS, noUsage } from './store/store.js'
 import { renderDashboard } from './dashboard-page.js'
-import { loadChartJs } from './chart-js.js'
+import { loadChartJs } from '../../common/chart-js.js'
 import { createLogger, logClientError, repeatedErrors } from './logger.js'
 import { PEER_BATCH } from './store/redis-store.js'
 

@@ -21,8 +21,8 @@ import { DEFAULT_PUBLIC_DIR, ensureGenerated } from './images.js'
 import { UNKNOWN_PATH, createOriginStats } from './origin-stats.js'
 import { renderAboutPage, renderShopPage } from './shop-page.js'
 import { BUNDLES } from '../../client/bundles.js'
-import { DistantLink } from './distant-link.js'
-import { loadChartJs } from '../../coordinator/src/chart-js.js'
+import { DistantLink } from '../../common/distant-link.js'
+import { loadChartJs } from '../../common/chart-js.js'
 
 /** Defaults for {@link startDemoSite}; `coordinatorHttpUrl` undefined means "derive from coordinatorUrl". */
 const defaults = {
@@ -38,7 +38,7 @@ const defaults = {
    */
   clientData: {},
   /**
-   * the link between this origin and its visitors (bench/slow-origin.js's `DistantLink`: a round
+   * the link between this origin and its visitors (common/distant-link.js's `DistantLink`: a round
    * trip before each response, two on a new connection, the body at most `mbps`), applied to the
    * site's own responses, not the instrument's; null: loopback as it is. What is counted is what
    * left before a visitor went away (a download the client cancels counts as far as it went)

@@ -25,7 +25,7 @@ const defaults = {
   duration: 600,
   /** log seconds per real second */
   speedup: 10,
-  /** the origin's added round trip, ms (bench/slow-origin.js) */
+  /** the origin's added round trip, ms (common/distant-link.js) */
   rttMs: 80,
   /** the origin's bandwidth per response, Mbit/s */
   mbps: 5,

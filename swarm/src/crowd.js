@@ -2,7 +2,7 @@
  * The crowd: a slice of a real access log replayed through the real system.
  * A coordinator, the replay site (each page view of the log a page embedding
  * the assets its client fetched) at a realistic distance (the delay rules of
- * bench/slow-origin.js, applied by the site itself so that a download the
+ * common/distant-link.js, applied by the site itself so that a download the
  * hedge cancels counts only what left it), and one visitor per
  * log client, who opens each of its page views when its log client did
  * (time compressed by `speedup`), stays on its last page of a session for the

@@ -3,7 +3,7 @@
  * requests (If-None-Match → 304), byte ranges (one range → 206 with
  * Content-Range; If-Range; 416 when unsatisfiable; several ranges are
  * answered with the whole body, which RFC 9110 §14.2 allows). Bodies are
- * written by bench/slow-origin.js's DistantLink, which counts them as the
+ * written by common/distant-link.js's DistantLink, which counts them as the
  * socket takes them.
  */
 

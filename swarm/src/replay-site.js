@@ -25,7 +25,7 @@ import { DEMO_ERRORS, MANIFEST_VERSION, MayghError } from '../../protocol/index.
 import { embedKind, formatOf, typeOf } from './asset-kinds.js'
 import { assetBytes } from './asset-bytes.js'
 import { etagMatches, requestedRange } from './http-body.js'
-import { DistantLink } from '../../demo-site/src/distant-link.js'
+import { DistantLink } from '../../common/distant-link.js'
 import { renderView } from './replay-page.js'
 import { createReplayStats } from './replay-stats.js'
 

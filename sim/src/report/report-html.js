@@ -5,7 +5,7 @@
  * JSON (with `<` escaped, so no trace text can close the script element).
  */
 import { writeFile } from 'node:fs/promises'
-import { loadChartJs } from '../../../coordinator/src/chart-js.js'
+import { loadChartJs } from '../../../common/chart-js.js'
 import { GENERATOR_BYTE_PARAMS, SIM_OPTION_SPECS, TEXT_KINDS } from '../config.js'
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 import { formatBytes, formatCount, formatPercent, formatRate, formatSize } from './format.js'

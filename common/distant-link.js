@@ -1,39 +1,23 @@
 /**
- * The delay rules of a link to a faraway server: a round trip before each
- * response's head, two on a connection's first request for the TCP
- * handshake, then the body no faster than a given rate per response, which
- * over HTTP/1.1 is per connection. netem is not available where this project
- * is tested (shared/TEST-ENV.md), so the delay is emulated in process. The
- * demo's origin applies it to its own responses (`npm start`: 80 ms, 5
- * Mbit/s), as do the crowd's replay origin (swarm/src/replay-site.js) and
- * the benchmarks' proxy (bench/slow-origin.js), so that what each counts is
- * what left it.
+ * The delay rules of a link to a faraway server (`DistantLink`): a round trip
+ * before each response's head, two on a connection's first request for the
+ * TCP handshake, then the body no faster than a given rate per response,
+ * which over HTTP/1.1 is per connection. netem is not available here
+ * (shared/TEST-ENV.md), so the delay is emulated in process. The demo shop
+ * (demo-site/src/server.js) and the crowd's replay origin
+ * (swarm/src/replay-site.js) apply it to their own responses, so that what
+ * they count is what left them; the benchmarks' proxy (bench/slow-origin.js)
+ * puts it in front of a local site. Here in common/, as the demo shop's image
+ * runs it and holds no bench/.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-
-/**
- * Resolves when `res` can take more, or has closed.
- * @param {import('node:http').ServerResponse} res
- * @returns {Promise<void>}
- */
-function drained (res) {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done)
-      res.off('close', done)
-      resolve()
-    }
-    res.on('drain', done)
-    res.on('close', done)
-  })
-}
 
 /** Bytes sent per write while pacing. */
 const CHUNK = 8192
 /** Bytes per write when not pacing. */
 const UNPACED_CHUNK = 64 * 1024
 
-/** The delay rules of one distant link (see the top of this file). */
+/** The delay rules of one distant link (see above). */
 export class DistantLink {
   /** @param {{ rttMs: number, mbps: number }} o `mbps` Infinity: no pacing */
   constructor ({ rttMs, mbps }) {
@@ -83,4 +67,21 @@ export class DistantLink {
       res.end()
     })
   }
+}
+
+/**
+ * Resolves when `res` can take more, or has closed.
+ * @param {import('node:http').ServerResponse} res
+ * @returns {Promise<void>}
+ */
+function drained (res) {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.on('drain', done)
+    res.on('close', done)
+  })
 }

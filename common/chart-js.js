@@ -1,6 +1,8 @@
 /**
  * Chart.js's UMD build, read from node_modules: what the coordinator's
  * dashboard serves beside itself and what the simulator's report inlines.
+ * Here in common/, not in either component, so that whatever draws charts
+ * takes it without reaching into another's src/.
  */
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
