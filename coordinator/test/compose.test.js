@@ -12,8 +12,9 @@ import { execFile, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join, posix } from 'node:path'
 import { promisify } from 'node:util'
+import { build } from 'esbuild'
 import { sriHash } from '../../client/manifest.js'
 import { DEMO_ENV } from '../../demo-site/bin/maygh-demo.js'
 import { DEFAULTS } from '../src/config.js'
@@ -180,6 +181,35 @@ describe('docker-compose files, offline', () => {
       const hit = ignored.find((p) => p.startsWith('**/') ? source.split('/').includes(p.slice(3)) : source === p || source.startsWith(`${p}/`))
       assert.equal(hit, undefined, `COPY ${source} is excluded by .dockerignore (${hit})`)
     }
+  })
+
+  test('the image holds every module its programs import (a move to a new folder needs a COPY)', async () => {
+    const image = await readDockerfile(join(REPO_ROOT, 'Dockerfile'))
+    const ignored = (await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8')).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
+    const excluded = (/** @type {string} */ path) => ignored.some((p) => p.startsWith('**/') ? path.split('/').includes(p.slice(3)) : path === p || path.startsWith(`${p}/`))
+    // where each COPY of the runtime stage puts its sources in the image, repository-relative (WORKDIR is the repository's root)
+    const placed = image.copies.flatMap(({ from, sources, dest }) => sources.map((source) => {
+      const into = posix.normalize(dest.endsWith('/') || sources.length > 1 ? posix.join(dest, basename(source)) : dest)
+      return { from, source: from === undefined ? source : posix.relative(image.workdir, source), into }
+    }))
+    const inImage = (/** @type {string} */ path) => placed.some(({ from, source, into }) =>
+      into === source && (path === into || path.startsWith(`${into}/`)) && (from !== undefined || !excluded(path)))
+    // every repository file the programs reach through static and literal dynamic imports (packages are the image's npm ci)
+    const { metafile } = await build({
+      entryPoints: [...new Set([PROGRAMS.coordinator, PROGRAMS.demo, /** @type {string[]} */ (image.cmd)[1]])],
+      absWorkingDir: REPO_ROOT,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      write: false,
+      outdir: 'out',
+      metafile: true,
+      logLevel: 'silent'
+    })
+    const modules = Object.keys(metafile.inputs)
+    assert.ok(modules.some((m) => m.startsWith('protocol/')) && modules.some((m) => m.startsWith('demo-site/src/')), 'the import graph was walked')
+    assert.deepEqual(modules.filter((m) => !inImage(m)), [], 'imported by the image\'s programs but not copied into it')
   })
 
   test('compose interpolation and the address translation rule', () => {

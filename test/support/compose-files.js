@@ -171,6 +171,7 @@ function healthcheckTest (healthcheck) {
  * @typedef {object} Dockerfile
  * @property {{ from: string, name?: string }[]} stages
  * @property {string[]} copySources every COPY source taken from the build context
+ * @property {{ from?: string, sources: string[], dest: string }[]} copies final stage: each COPY (`from`: its --from stage)
  * @property {string} workdir final stage
  * @property {Record<string, string>} env final stage
  * @property {string | undefined} user final stage
@@ -187,7 +188,7 @@ function healthcheckTest (healthcheck) {
 export async function readDockerfile (path) {
   const lines = (await readFile(path, 'utf8')).replace(/\\\r?\n/g, ' ').split(/\r?\n/)
   /** @type {Dockerfile} */
-  const file = { stages: [], copySources: [], workdir: '/', env: {}, user: undefined, expose: [], cmd: undefined, entrypoint: undefined, healthcheck: undefined }
+  const file = { stages: [], copySources: [], copies: [], workdir: '/', env: {}, user: undefined, expose: [], cmd: undefined, entrypoint: undefined, healthcheck: undefined }
   for (const line of lines) {
     const trimmed = line.trim()
     if (trimmed === '' || trimmed.startsWith('#')) continue
@@ -197,7 +198,7 @@ export async function readDockerfile (path) {
       case 'FROM': {
         const [from, , name] = args.split(/\s+/)
         file.stages.push({ from, name })
-        Object.assign(file, { workdir: '/', env: {}, user: undefined, expose: [], cmd: undefined, entrypoint: undefined, healthcheck: undefined })
+        Object.assign(file, { copies: [], workdir: '/', env: {}, user: undefined, expose: [], cmd: undefined, entrypoint: undefined, healthcheck: undefined })
         break
       }
       case 'WORKDIR': file.workdir = args; break
@@ -213,7 +214,10 @@ export async function readDockerfile (path) {
       }
       case 'COPY': {
         const words = args.split(/\s+/)
-        if (!words.some((w) => w.startsWith('--from='))) file.copySources.push(...words.filter((w) => !w.startsWith('--')).slice(0, -1))
+        const from = words.find((w) => w.startsWith('--from='))?.slice('--from='.length)
+        const paths = words.filter((w) => !w.startsWith('--'))
+        if (from === undefined) file.copySources.push(...paths.slice(0, -1))
+        file.copies.push({ ...(from === undefined ? {} : { from }), sources: paths.slice(0, -1), dest: /** @type {string} */ (paths.at(-1)) })
         break
       }
     }
