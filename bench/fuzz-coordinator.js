@@ -2,8 +2,8 @@
 /**
  * The long fuzzing run of the coordinator (the quick one, inside `npm test`,
  * is coordinator/test/fuzz.test.js; both draw from
- * coordinator/test/fuzz-arbitraries.js and drive the clients of
- * coordinator/test/fuzz-clients.js). With `--store redis` (the default)
+ * test/support/fuzz-arbitraries.js and drive the clients of
+ * test/support/fuzz-clients.js). With `--store redis` (the default)
  * it starts its own redis-server and two coordinator processes on it (two
  * shards); with `memory`, one coordinator process on its in-process store.
  * Fuzzing clients on every shard send at least `--messages` generated and
@@ -29,8 +29,8 @@ import fc from 'fast-check'
 import { ERRORS, LIMITS } from '../protocol/index.js'
 import { CoordinatorProcess } from '../test/support/coordinator-process.js'
 import { startRedisServer } from '../test/support/redis-server.js'
-import { fuzzSeed, sessionArb } from '../coordinator/test/fuzz-arbitraries.js'
-import { FrameFuzzer, WellBehavedPair, newTally } from '../coordinator/test/fuzz-clients.js'
+import { fuzzSeed, sessionArb } from '../test/support/fuzz-arbitraries.js'
+import { FrameFuzzer, WellBehavedPair, newTally } from '../test/support/fuzz-clients.js'
 
 const USAGE = 'usage: node bench/fuzz-coordinator.js [--messages N (100000)] [--seed S] [--store memory|redis (redis)] [--max-seconds T (300)] [--fuzzers F (8)]'
 /** Each coordinator's rate limit: high enough for the paced fuzzers and the well-behaved peers, low enough for the flooders to meet. */
@@ -134,7 +134,7 @@ const seedOf = (seed, fuzzer, batch) => (seed ^ Math.imul(fuzzer + 1, 0x9e3779b1
  * Sessions for one fuzzer until `done()`, or until its coordinator cannot
  * be reached (a crash, which the coordinator's Watch counts).
  * @param {FrameFuzzer} fuzzer
- * @param {fc.Arbitrary<import('../coordinator/test/fuzz-arbitraries.js').FuzzSession>} sessions
+ * @param {fc.Arbitrary<import('../test/support/fuzz-arbitraries.js').FuzzSession>} sessions
  * @param {number} seed
  * @param {number} index
  * @param {() => boolean} done
@@ -172,7 +172,7 @@ async function counters (coordinators) {
  * the bait assets whenever they change (the fuzzers aim at them), and, once
  * told to stop, plays the rounds it is told to and posts its stats.
  * @param {[string, string]} urls
- * @param {import('../coordinator/test/fuzz-arbitraries.js').FuzzTargets} targets updated from the worker
+ * @param {import('../test/support/fuzz-arbitraries.js').FuzzTargets} targets updated from the worker
  * @returns {Promise<{ worker: Worker, rounds: number, stop: (after: number) => Promise<PairStats> }>} `rounds` as last
  *   heard; `stop(after)` plays `after` more rounds, then resolves with the stats
  */
@@ -204,7 +204,7 @@ async function startPair (urls, targets) {
 async function pairWorker () {
   const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort)
   const { urls, limits } = workerData
-  /** @type {import('../coordinator/test/fuzz-arbitraries.js').FuzzTargets} */
+  /** @type {import('../test/support/fuzz-arbitraries.js').FuzzTargets} */
   const targets = { limits, hashes: [], peers: [] }
   const pair = new WellBehavedPair({ urls, targets })
   const report = () => port.postMessage({ peers: targets.peers.slice(0, 2), hashes: targets.hashes, rounds: pair.stats.rounds })
@@ -248,7 +248,7 @@ async function run (options, onCleanup) {
   const urls = coordinators.map((c) => c.url)
   log(`${options.store}: ${coordinators.map((c) => `${c.shard} at ${c.url}`).join(', ')}; seed ${options.seed}`)
 
-  /** @type {import('../coordinator/test/fuzz-arbitraries.js').FuzzTargets} */
+  /** @type {import('../test/support/fuzz-arbitraries.js').FuzzTargets} */
   const targets = { limits: { maxMessageBytes: LIMITS.maxMessageBytes, hardMaxMessageBytes: LIMITS.hardMaxMessageBytes, maxAssetsPerMessage: LIMITS.maxAssetsPerMessage }, hashes: [], peers: [] }
   const pair = await startPair([urls[0], urls[urls.length - 1]], targets)
   onCleanup(async () => { await pair.worker.terminate() })

@@ -18,8 +18,8 @@ import fc from 'fast-check'
 import { ERRORS, LIMITS as DEFAULT_LIMITS, MayghError, REQUEST_TYPES } from '../../protocol/index.js'
 import { parseMessage, validateMessage } from '../src/message-parser.js'
 import { startCoordinator } from '../src/server.js'
-import { endingArb, frameArb, fuzzSeed, hashArb, mutatedMessageArb, sessionArb, validMessageArb } from './fuzz-arbitraries.js'
-import { CLOSE_CODES, FrameFuzzer, WellBehavedPair, newTally } from './fuzz-clients.js'
+import { endingArb, frameArb, fuzzSeed, hashArb, mutatedMessageArb, sessionArb, validMessageArb } from '../../test/support/fuzz-arbitraries.js'
+import { CLOSE_CODES, FrameFuzzer, WellBehavedPair, newTally } from '../../test/support/fuzz-clients.js'
 import { sample } from './store-contract.js'
 
 const SEED = fuzzSeed()
@@ -50,14 +50,14 @@ function abbreviate (text) {
   return text.length <= 400 ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, 200))} … ${text.length - 300} characters … ${JSON.stringify(text.slice(-100))}`
 }
 
-/** @param {import('./fuzz-arbitraries.js').Ending} frame @returns {string} */
+/** @param {import('../../test/support/fuzz-arbitraries.js').Ending} frame @returns {string} */
 function describeFrame (frame) {
   if (frame.kind === 'wire') return `raw ${Buffer.from(frame.data).toString('hex')}`
   const data = frame.kind === 'text' ? frame.data : frame.kind === 'fragments' ? frame.data.join('') : Buffer.from(frame.data).toString('latin1')
   return `${frame.kind}${frame.kind === 'bytes' ? (frame.binary ? ' (binary)' : ' (text)') : ''} ${abbreviate(data)}`
 }
 
-/** @returns {import('./fuzz-arbitraries.js').FuzzTargets} fixed targets for the parser properties */
+/** @returns {import('../../test/support/fuzz-arbitraries.js').FuzzTargets} fixed targets for the parser properties */
 function parserTargets () {
   return { limits: LIMITS, hashes: fc.sample(hashArb, { numRuns: 3, seed: SEED }), peers: ['a~AAAAAAAAAAAAAAAAAAAAAA', 'b.c~BBBBBBBBBBBBBBBBBBBBBB'] }
 }
@@ -82,7 +82,7 @@ function outcome (parse) {
 }
 
 /**
- * @param {import('./fuzz-arbitraries.js').Frame} frame
+ * @param {import('../../test/support/fuzz-arbitraries.js').Frame} frame
  * @returns {[Buffer, boolean]} the payload `ws` hands the coordinator, and whether it is binary
  */
 function payloadOf (frame) {
@@ -105,8 +105,8 @@ describe(`message parser under fuzzing ${REPRODUCE}`, () => {
   test('any frame (session endings too) parses to a request or throws a coded MayghError', () => {
     /** @type {Map<string, number>} */
     const seen = new Map()
-    /** @type {fc.Arbitrary<import('./fuzz-arbitraries.js').Frame>} */
-    const frames = fc.oneof(frameArb(targets), endingArb(targets).filter((e) => e.kind !== 'wire').map((e) => /** @type {import('./fuzz-arbitraries.js').Frame} */ (e)))
+    /** @type {fc.Arbitrary<import('../../test/support/fuzz-arbitraries.js').Frame>} */
+    const frames = fc.oneof(frameArb(targets), endingArb(targets).filter((e) => e.kind !== 'wire').map((e) => /** @type {import('../../test/support/fuzz-arbitraries.js').Frame} */ (e)))
     fc.assert(fc.property(printable(frames, (f) => describeFrame(f)), ({ value: frame }) => {
       const [data, isBinary] = payloadOf(frame)
       const what = outcome(() => parseMessage(data, isBinary, LIMITS))
@@ -189,7 +189,7 @@ describe(`coordinator under fuzzing over real sockets ${REPRODUCE}`, () => {
   })
 
   test('every reply is a coordinator message, every error coded, every close a documented code; well-behaved peers are served throughout and after; nothing is left once all have gone', async (t) => {
-    /** @type {import('./fuzz-arbitraries.js').FuzzTargets} */
+    /** @type {import('../../test/support/fuzz-arbitraries.js').FuzzTargets} */
     const targets = { limits: LIMITS, hashes: [], peers: [] }
     const pair = new WellBehavedPair({ urls: [coordinator.url, coordinator.url], targets })
     await pair.start()
@@ -198,7 +198,7 @@ describe(`coordinator under fuzzing over real sockets ${REPRODUCE}`, () => {
     const tally = newTally()
     const fuzzer = new FrameFuzzer(coordinator.url, { targets, tally })
     try {
-      const describeSession = (/** @type {import('./fuzz-arbitraries.js').FuzzSession} */ s) =>
+      const describeSession = (/** @type {import('../../test/support/fuzz-arbitraries.js').FuzzSession} */ s) =>
         `${s.join ? 'join, then ' : ''}${[...s.frames, ...(s.end ? [s.end] : [])].map(describeFrame).join(',\n  ')}`
       await fc.assert(fc.asyncProperty(printable(sessionArb(targets), describeSession), async ({ value: session }) => {
         const [problems, internals, escapes] = [tally.problemCount, internal.length, escaped.length]

@@ -5,8 +5,9 @@
  * mutations of them (a field removed, retyped, nested deep, oversized, a wrong
  * `v` or `ref`, the text cut or its bytes flipped), for WebSocket frames of
  * every kind, for raw frames that break the WebSocket framing itself, and for
- * whole sessions of a fuzzing client. The clients that send them, and check
- * what comes back, are in coordinator/test/fuzz-clients.js.
+ * whole sessions of a fuzzing client (the seed also drives the client's peer
+ * protocol fuzzing, client/test/peer-protocol-fuzz.test.js). The clients that
+ * send them, and check what comes back, are in test/support/fuzz-clients.js.
  */
 import fc from 'fast-check'
 import { LIMITS, PROTOCOL_VERSIONS, REPORT_REASONS, REQUEST_TYPES, USAGE_SOURCES } from '../../protocol/index.js'

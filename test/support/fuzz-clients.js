@@ -6,7 +6,7 @@
  * (only coordinator messages, registered error codes, close codes the
  * protocol names), summing what it saw in a tally; and a well-behaved pair
  * of peers that checks it is still served exactly. What they send comes from
- * coordinator/test/fuzz-arbitraries.js.
+ * test/support/fuzz-arbitraries.js.
  */
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -14,7 +14,7 @@ import { isDeepStrictEqual } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket from 'ws'
 import { ERRORS, PEER_ID_PATTERN, PROTOCOL_VERSION } from '../../protocol/index.js'
-import { isSignal } from '../src/message-parser.js'
+import { isSignal } from '../../coordinator/src/message-parser.js'
 
 /** @typedef {import('./fuzz-arbitraries.js').FuzzTargets} FuzzTargets */
 /** @typedef {import('./fuzz-arbitraries.js').Frame} Frame */
