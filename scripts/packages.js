@@ -37,8 +37,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 /**
  * @typedef {object} PackageSpec
  * @property {string} description
- * @property {string[]} entries modules the package's users start from (bins, exports, worker threads): every
- *   module they reach is packed
+ * @property {string[]} entries modules the package's users start from (bins, exports): every module they
+ *   reach is packed, worker threads they start included
  * @property {string[]} [also] files packed beside the code
  * @property {string[]} [runtime] npm packages read at run time without an import (a file of theirs served or inlined)
  * @property {Record<string, string>} bin
@@ -68,10 +68,7 @@ export const PACKAGES = {
       'coordinator/src/join-token.js',
       'coordinator/bin/maygh-coordinator.js',
       'coordinator/bin/maygh-token.js',
-      'sim/bin/maygh-sim.js',
-      // the simulator's worker threads, started by URL
-      'sim/src/run-worker.js',
-      'sim/src/input-worker.js'
+      'sim/bin/maygh-sim.js'
     ],
     runtime: ['chart.js'],
     bin: {
@@ -89,31 +86,42 @@ export const PACKAGES = {
 }
 
 /**
- * The repository's modules that `entries` reach, and the npm packages they import.
+ * The repository's modules that `entries` reach, and the npm packages they
+ * import. Worker threads started by URL (`new URL('./x.js', import.meta.url)`)
+ * count as imports: their modules are followed too.
  * @param {string[]} entries paths from the repository's root
  * @returns {Promise<{ modules: string[], imports: string[] }>}
  */
 export async function reach (entries) {
-  const { metafile } = await build({
-    entryPoints: entries.map((e) => join(root, e)),
-    bundle: true,
-    write: false,
-    outdir: join(root, '.packages', 'unused'),
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    metafile: true,
-    logLevel: 'silent'
-  })
-  const modules = Object.keys(metafile.inputs).map((p) => relative(root, join(root, p))).sort()
-  const imports = new Set()
-  for (const input of Object.values(metafile.inputs)) {
-    for (const i of input.imports) {
-      if (!i.external || i.path.startsWith('node:')) continue
-      imports.add(i.path.startsWith('@') ? i.path.split('/').slice(0, 2).join('/') : i.path.split('/')[0])
+  const starts = new Set(entries)
+  for (;;) {
+    const { metafile } = await build({
+      entryPoints: [...starts].map((e) => join(root, e)),
+      bundle: true,
+      write: false,
+      outdir: join(root, '.packages', 'unused'),
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      metafile: true,
+      logLevel: 'silent'
+    })
+    const modules = Object.keys(metafile.inputs).map((p) => relative(root, join(root, p))).sort()
+    const before = starts.size
+    for (const module of modules) {
+      const source = await readFile(join(root, module), 'utf8')
+      for (const [, url] of source.matchAll(/new URL\('(\.{1,2}\/[^']+\.js)', import\.meta\.url\)/g)) starts.add(relative(root, join(root, dirname(module), url)))
     }
+    if (starts.size > before) continue
+    const imports = new Set()
+    for (const input of Object.values(metafile.inputs)) {
+      for (const i of input.imports) {
+        if (!i.external || i.path.startsWith('node:')) continue
+        imports.add(i.path.startsWith('@') ? i.path.split('/').slice(0, 2).join('/') : i.path.split('/')[0])
+      }
+    }
+    return { modules, imports: [...imports].sort() }
   }
-  return { modules, imports: [...imports].sort() }
 }
 
 /**

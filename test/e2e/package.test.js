@@ -167,6 +167,16 @@ test('installed, the site owner\'s package brings none of the server\'s dependen
   assert.ok(shop.bytes * 5 < ops.bytes, `maygh ${shop.bytes} B, maygh-coordinator ${ops.bytes} B`)
 })
 
+test('the operator\'s installed simulator replays a log (its worker threads are in the package)', async () => {
+  const log = join(operator, 'access.log')
+  const line = (/** @type {number} */ i, /** @type {string} */ host) => `${host} - - [01/Jul/1995:00:00:${String(i).padStart(2, '0')} -0400] "GET /images/a.gif HTTP/1.0" 200 50000`
+  await writeFile(log, Array.from({ length: 40 }, (_, i) => line(i, `h${i % 8}.example`)).join('\n') + '\n')
+  const { stdout } = await run(join(operator, 'node_modules/.bin/maygh-sim'), ['--trace', log, '--json', '--no-progress'], { cwd: operator, maxBuffer: 16 << 20 })
+  const result = JSON.parse(stdout)
+  assert.equal(typeof result, 'object', stdout)
+  assert.match(stdout, /"requests":\s*40\b/, 'all 40 requests replayed')
+})
+
 test('every bin of the installed packages runs (--help)', async () => {
   for (const [dir, bins] of /** @type {[string, string[]][]} */ ([[project, ['maygh-manifest']], [operator, ['maygh-coordinator', 'maygh-token', 'maygh-sim']]])) {
     for (const bin of bins) {
