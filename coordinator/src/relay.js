@@ -4,7 +4,7 @@
  * also brings reports of this shard's peers from other shards (quarantine.js).
  */
 import { PEER_ID_PATTERN } from '../../protocol/index.js'
-import { isSignal } from './message-parser.js'
+import { isSignal } from './fields.js'
 
 /**
  * The `connect` a signal's target is sent.

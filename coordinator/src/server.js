@@ -490,7 +490,7 @@ export class Coordinator extends EventEmitter {
     }
     let out
     try {
-      out = HANDLERS[message.type](message, session, /** @type {import('./handlers/index.js').HandlerContext} */ (this.context))
+      out = HANDLERS[message.type].handle(message, session, /** @type {import('./handlers/index.js').HandlerContext} */ (this.context))
     } catch (err) {
       return this.#failed(session, message, late, err)
     }

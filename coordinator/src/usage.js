@@ -6,7 +6,7 @@
  * shard's `/stats`, `/usage`, `/metrics` and dashboard read the same sums.
  *
  * The figures are what visitors say: each count is bounded per message
- * (message-parser.js), and a quarantined visitor's are not counted. What a
+ * (handlers/usage.js `validate`), and a quarantined visitor's are not counted. What a
  * flush fails to write stays pending for the next one; at most `maxUsageSites`
  * sites, and USAGE_ASSETS_KEPT paths per site, wait at once.
  */

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { lookup } from '../../coordinator/src/handlers/lookup.js'
+import { handle as lookup } from '../../coordinator/src/handlers/lookup.js'
 import { MemoryStore } from '../../coordinator/src/store/memory-store.js'
 import { IDEALISED, resolveConfig } from '../src/config.js'
 import { Engine } from '../src/engine/engine.js'

@@ -14,7 +14,7 @@ import { isDeepStrictEqual } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket from 'ws'
 import { ERRORS, PEER_ID_PATTERN, PROTOCOL_VERSION } from '../../protocol/index.js'
-import { isSignal } from '../../coordinator/src/message-parser.js'
+import { isSignal } from '../../coordinator/src/fields.js'
 
 /** @typedef {import('./fuzz-arbitraries.js').FuzzTargets} FuzzTargets */
 /** @typedef {import('./fuzz-arbitraries.js').Frame} Frame */

@@ -10,11 +10,18 @@
  * bus, so a client never waits out a timer on success; one without a `ref`
  * (trickled ICE candidates) gets no reply unless it fails.
  */
-import { ERRORS, MayghError, shardOfPeer } from '../../../protocol/index.js'
+import { ERRORS, MayghError, PEER_ID_PATTERN, shardOfPeer } from '../../../protocol/index.js'
 import { relayFrame } from '../relay.js'
+import { MAX_SIGNAL_DEPTH, badField, isSignal } from '../fields.js'
+
+/** @type {import('./index.js').Validator} */
+export function validate (m) {
+  if (typeof m.to !== 'string' || !PEER_ID_PATTERN.test(m.to)) throw badField('to', 'a peer id')
+  if (!isSignal(m.signal)) throw badField('signal', `an object nested at most ${MAX_SIGNAL_DEPTH} deep`)
+}
 
 /** @type {import('./index.js').Handler} */
-export function connect (message, session, context) {
+export function handle (message, session, context) {
   const from = session.requirePeer().peerId
   const to = /** @type {string} */ (message.to)
   if (to === from) throw new MayghError(ERRORS.MGH_ERR_BAD_FIELD, '"to" must be another peer')

@@ -1,8 +1,10 @@
 /**
- * Handlers by message type. Each takes the validated message, the sender's
- * session and the context it needs (one per coordinator, shared by every
- * session), and returns the reply (without `ref`; the caller adds it) or
- * nothing, or a promise of either.
+ * The message types clients may send, each by its module (one per type, named
+ * after it): `validate` checks the type's fields once message-parser.js has
+ * checked the envelope, and throws a coded MayghError; `handle` takes the
+ * validated message, the sender's session and the context it needs (one per
+ * coordinator, shared by every session), and returns the reply (without `ref`;
+ * the caller adds it) or nothing, or a promise of either.
  *
  * @typedef {object} HandlerContext
  * @property {import('../store/store.js').Store} store
@@ -25,16 +27,29 @@
  *
  * @typedef {(message: import('../message-parser.js').Message, session: import('../session.js').Session, context: HandlerContext) => Promise<object | undefined> | object | undefined} Handler
  *   may answer at once (its reply, or a throw) when it has nothing to wait for: `connect` to a peer on this shard
+ * @typedef {(message: import('../message-parser.js').Fields, limits: import('../message-parser.js').ParseLimits) => void} Validator
+ *   throws MayghError (MGH_ERR_BAD_FIELD, MGH_ERR_TOO_MANY_ASSETS) for a field that breaks the contract
+ * @typedef {{ readonly validate: Validator, readonly handle: Handler }} MessageType
  */
-import { join } from './join.js'
-import { update } from './update.js'
-import { lookup } from './lookup.js'
-import { connect } from './connect.js'
-import { report } from './report.js'
-import { usage } from './usage.js'
+import { REQUEST_TYPES } from '../../../protocol/index.js'
+import * as join from './join.js'
+import * as update from './update.js'
+import * as lookup from './lookup.js'
+import * as connect from './connect.js'
+import * as report from './report.js'
+import * as usage from './usage.js'
 
-/** @type {Readonly<Record<string, Handler>>} */
-export const HANDLERS = Object.freeze({ join, update, lookup, connect, report, usage })
+/**
+ * @param {MessageType} module a handler's module
+ * @returns {MessageType} its validator and handler, and nothing else it exports (one shape for every type)
+ */
+const typeOf = ({ validate, handle }) => Object.freeze({ validate, handle })
+
+/** @type {Readonly<Record<string, MessageType>>} the one table of request types */
+export const HANDLERS = Object.freeze({ join: typeOf(join), update: typeOf(update), lookup: typeOf(lookup), connect: typeOf(connect), report: typeOf(report), usage: typeOf(usage) })
+
+// Exactly the contract's request types, in its order (handlers.test.js says which is missing).
+if (Object.keys(HANDLERS).join() !== REQUEST_TYPES.join()) throw new Error('handlers/index.js: HANDLERS do not match REQUEST_TYPES')
 
 /**
  * What a request answers when the store has not let it finish within

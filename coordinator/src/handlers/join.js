@@ -5,12 +5,20 @@
  * `welcome` carries a fresh one to join with next time.
  */
 import { randomBytes } from 'node:crypto'
-import { ERRORS, MayghError, RELAY_PROTOCOL_VERSION } from '../../../protocol/index.js'
-import { signJoinToken, verifyJoinToken } from '../join-token.js'
+import { ERRORS, MayghError, RELAY_PROTOCOL_VERSION, VISITOR_KEY_PATTERN } from '../../../protocol/index.js'
+import { MAX_TOKEN_LENGTH, signJoinToken, verifyJoinToken } from '../join-token.js'
 import { subjectOf } from '../quarantine.js'
+import { badField, optionalHashList } from '../fields.js'
+
+/** @type {import('./index.js').Validator} */
+export function validate (m, limits) {
+  optionalHashList(m, 'have', limits.maxAssetsPerMessage)
+  if (m.token !== undefined && (typeof m.token !== 'string' || m.token.length > MAX_TOKEN_LENGTH)) throw badField('token', `a string of at most ${MAX_TOKEN_LENGTH} characters`)
+  if (m.visitor !== undefined && (typeof m.visitor !== 'string' || !VISITOR_KEY_PATTERN.test(m.visitor))) throw badField('visitor', '16-64 of [A-Za-z0-9_-]')
+}
 
 /** @type {import('./index.js').Handler} */
-export async function join (message, session, { store, config, shard, sessions, ice, coordinator, orphan, metrics, networks, limits }) {
+export async function handle (message, session, { store, config, shard, sessions, ice, coordinator, orphan, metrics, networks, limits }) {
   if (session.peerId !== null) throw new MayghError(ERRORS.MGH_ERR_ALREADY_JOINED)
   if (coordinator.draining) throw new MayghError(ERRORS.MGH_ERR_DRAINING)
   // In privacy mode a client must understand the welcome's iceTransportPolicy, or it would connect directly.

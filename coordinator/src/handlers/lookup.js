@@ -9,9 +9,37 @@
  * best holders it names that the asker has no channel to, one each, as a
  * `connect` from the asker would; the reply says which (`offered`).
  */
-import { ERRORS, MayghError } from '../../../protocol/index.js'
+import { ERRORS, LIMITS, MayghError, PEER_ID_PATTERN, isSri } from '../../../protocol/index.js'
 import { HolderRanking, rankKey } from '../../../policy/peer-selection.js'
+import { MAX_SIGNAL_DEPTH, badField, isSignal } from '../fields.js'
 import { relaySignal } from './connect.js'
+
+/** longest `cid` an offer carried by a lookup may have (the client's are 10 characters) */
+export const MAX_CID_LENGTH = 32
+
+/** @type {import('./index.js').Validator} */
+export function validate (m) {
+  if (m.hashes === undefined) {
+    if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
+  } else {
+    const max = LIMITS.maxLookupHashes
+    if (m.hash !== undefined) throw badField('hashes', 'either hash or hashes, not both')
+    if (!Array.isArray(m.hashes) || m.hashes.length === 0 || m.hashes.length > max || !m.hashes.every(isSri)) throw badField('hashes', `an array of 1 to ${max} SRI sha256 strings`)
+  }
+  if (m.connected !== undefined) {
+    const max = LIMITS.maxConnected
+    if (!Array.isArray(m.connected) || m.connected.length > max) throw badField('connected', `an array of at most ${max} peer ids`)
+    for (const id of m.connected) if (typeof id !== 'string' || !PEER_ID_PATTERN.test(id)) throw badField('connected', 'peer ids')
+  }
+  if (m.offers !== undefined) {
+    const max = LIMITS.maxLookupOffers
+    if (!Array.isArray(m.offers) || m.offers.length > max || !m.offers.every(isOffer)) throw badField('offers', `an array of at most ${max} signals, each with a distinct "cid" (1 to ${MAX_CID_LENGTH} characters) and nested at most ${MAX_SIGNAL_DEPTH} deep`)
+    if (new Set(m.offers.map((o) => o.cid)).size !== m.offers.length) throw badField('offers', 'each with a distinct "cid"')
+  }
+}
+
+/** @param {any} o @returns {boolean} a signal with a connection id: what a lookup's `offers` hold */
+const isOffer = (o) => isSignal(o) && typeof o.cid === 'string' && o.cid.length > 0 && o.cid.length <= MAX_CID_LENGTH
 
 /** @type {ReadonlySet<string>} the channels of an asker that names none */
 const NONE = new Set()
@@ -24,7 +52,7 @@ const NONE = new Set()
 const ranking = new HolderRanking(1, '')
 
 /** @type {import('./index.js').Handler} */
-export async function lookup (message, session, context) {
+export async function handle (message, session, context) {
   const asker = session.requirePeer().peerId
   const connected = message.connected === undefined ? NONE : new Set(/** @type {string[]} */ (message.connected))
   const many = message.hashes !== undefined

@@ -4,10 +4,18 @@
  * reporter's handed out, and not from a quarantined reporter; judged where the
  * reported peer is (quarantine.js).
  */
-import { ERRORS, MayghError } from '../../../protocol/index.js'
+import { ERRORS, MayghError, PEER_ID_PATTERN, REPORT_REASONS, isSri } from '../../../protocol/index.js'
+import { badField } from '../fields.js'
+
+/** @type {import('./index.js').Validator} */
+export function validate (m) {
+  if (typeof m.peer !== 'string' || !PEER_ID_PATTERN.test(m.peer)) throw badField('peer', 'a peer id')
+  if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
+  if (!REPORT_REASONS.includes(/** @type {any} */ (m.reason))) throw badField('reason', `one of ${REPORT_REASONS.join(', ')}`)
+}
 
 /** @type {import('./index.js').Handler} */
-export async function report (message, session, { quarantine }) {
+export async function handle (message, session, { quarantine }) {
   session.requirePeer()
   const peer = /** @type {string} */ (message.peer)
   if (!(session.introductions?.looked(peer, session.now()) ?? false)) throw new MayghError(ERRORS.MGH_ERR_NOT_INTRODUCED, `${peer} was not handed to this peer by a lookup`)

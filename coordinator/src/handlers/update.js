@@ -7,9 +7,17 @@
  * announces is listed until an update says `serving: true` again.
  */
 import { ERRORS, MayghError } from '../../../protocol/index.js'
+import { badField, optionalHashList } from '../fields.js'
+
+/** @type {import('./index.js').Validator} */
+export function validate (m, limits) {
+  optionalHashList(m, 'add', limits.maxAssetsPerMessage)
+  optionalHashList(m, 'remove', limits.maxAssetsPerMessage)
+  if (m.serving !== undefined && typeof m.serving !== 'boolean') throw badField('serving', 'a boolean')
+}
 
 /** @type {import('./index.js').Handler} */
-export async function update (message, session, { store, config, counters, coordinator, metrics }) {
+export async function handle (message, session, { store, config, counters, coordinator, metrics }) {
   const peer = session.requirePeer()
   // Quarantined: acknowledged, not listed (quarantine.js).
   if (peer.quarantined) return { type: 'updated', holding: 0 }

@@ -4,9 +4,26 @@
  * summed per site (usage.js). Not counted from a quarantined visitor, nor from
  * a page that sent no `Origin` (there is no site to count it for).
  */
+import { LIMITS, MAX_USAGE_BYTES, USAGE_SOURCES } from '../../../protocol/index.js'
+import { badField } from '../fields.js'
+
+/** @type {import('./index.js').Validator} */
+export function validate (m) {
+  for (const source of USAGE_SOURCES) if (m[source] !== undefined && !isByteCount(m[source])) throw badField(source, `an integer from 0 to ${MAX_USAGE_BYTES}`)
+  if (m.assets === undefined) return
+  if (!Array.isArray(m.assets) || m.assets.length > LIMITS.maxUsageAssets) throw badField('assets', `an array of at most ${LIMITS.maxUsageAssets} [path, bytes] pairs`)
+  for (const pair of m.assets) {
+    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || !pair[0].startsWith('/') || pair[0].length > LIMITS.maxUsagePath || !isByteCount(pair[1])) {
+      throw badField('assets', `[path, bytes] pairs: a path starting with / of at most ${LIMITS.maxUsagePath} characters, an integer from 0 to ${MAX_USAGE_BYTES}`)
+    }
+  }
+}
+
+/** @param {unknown} n @returns {n is number} */
+const isByteCount = (n) => Number.isInteger(n) && /** @type {number} */ (n) >= 0 && /** @type {number} */ (n) <= MAX_USAGE_BYTES
 
 /** @type {import('./index.js').Handler} */
-export async function usage (message, session, { usage }) {
+export async function handle (message, session, { usage }) {
   session.requirePeer()
   if (!session.quarantined && session.origin !== '') usage.add(session.origin, message)
   return message.ref === undefined ? undefined : { type: 'counted' }
