@@ -1,16 +1,21 @@
 /**
  * The coordinator: a WebSocket service (protocol in docs/protocol.md) with
- * `/healthz`, `/readyz` and `/stats` over HTTP on the same port, and a STUN
- * server on UDP. Stateless apart from its sockets: the maps live in the store,
- * so any number of coordinators can share one Redis; each is one shard, which
- * beats its entry in the store's registry (presence.js).
+ * HTTP endpoints on the same port (http-routes.js), and a STUN server on UDP.
+ * Stateless apart from its sockets: the maps live in the store, so any number
+ * of coordinators can share one Redis; each is one shard, which beats its
+ * entry in the store's registry (presence.js).
+ *
+ * One request's trail: a frame arrives (#receive), is parsed (message-parser.js,
+ * which calls its type's `validate`), waits for the peer's earlier changes
+ * (session.js), runs its type's `handle` (handlers/) and is answered (#answer)
+ * or refused with a coded error (#replyError).
  */
 import { randomBytes } from 'node:crypto'
 import { EventEmitter, once } from 'node:events'
 import { createServer } from 'node:http'
 import { WebSocketServer } from 'ws'
 import { resolveConfig } from './config.js'
-import { ERRORS, LIMITS, MayghError, isSri } from '../../protocol/index.js'
+import { ERRORS, MayghError } from '../../protocol/index.js'
 import { parseMessage } from './message-parser.js'
 import { Deadlines } from './deadlines.js'
 import { HANDLERS, ORDERED_TYPES, lateReply } from './handlers/index.js'
@@ -23,12 +28,13 @@ import { Heartbeat } from './heartbeat.js'
 import { Presence } from './presence.js'
 import { Ice } from './ice.js'
 import { Metrics } from './metrics.js'
-import { UsageTally } from './usage.js'
-import { USAGE_MINUTE_MS, noUsage } from './store/store.js'
-import { renderDashboard } from './dashboard-page.js'
-import { loadChartJs } from '../../common/chart-js.js'
+import { UsageTally, siteTotals } from './usage.js'
+import { Orphans } from './orphans.js'
+import { serveHttp } from './http-routes.js'
 import { createLogger, logClientError, repeatedErrors } from './logger.js'
 import { PEER_BATCH } from './store/redis-store.js'
+import { openStore } from './store/index.js'
+import { startStunServer } from './stun/stun-server.js'
 
 /** errors whose reply ends the connection, with the close reason counted */
 const CLOSING_ERRORS = new Map(/** @type {[string, import('./metrics.js').CloseReason][]} */ ([
@@ -36,15 +42,6 @@ const CLOSING_ERRORS = new Map(/** @type {[string, import('./metrics.js').CloseR
   [ERRORS.MGH_ERR_ORIGIN_NOT_ALLOWED.code, 'origin'],
   ...[ERRORS.MGH_ERR_TOKEN_MISSING, ERRORS.MGH_ERR_TOKEN_INVALID, ERRORS.MGH_ERR_TOKEN_EXPIRED, ERRORS.MGH_ERR_TOKEN_ORIGIN].map(({ code }) => [code, 'token'])
 ]))
-
-/** removals kept to retry while the store is down; past this, a gone peer may stay listed until its shard restarts */
-const MAX_ORPHANS = 100_000
-/** `/usage`: how far back a dashboard may ask (31 days), and the assets it names */
-const USAGE_MAX_MINUTES = 44_640
-const USAGE_TOP_ASSETS = 10
-const DASHBOARD = renderDashboard()
-/** @type {Promise<string> | undefined} Chart.js, read once for every coordinator of the process */
-let chartJs
 
 /**
  * Refuse a TCP connection before reading anything from it: a plain HTTP
@@ -59,15 +56,7 @@ function refuseSocket (socket, err) {
   socket.destroySoon()
 }
 
-/**
- * @param {import('./store/store.js').UsageCounts} counts
- * @returns {number} the share of asset bytes fetched over the network that came from peers (0 when none)
- */
-const peerShare = (counts) => counts.peer + counts.origin > 0 ? Math.round(counts.peer / (counts.peer + counts.origin) * 10000) / 10000 : 0
-import { openStore } from './store/index.js'
-
 /** @typedef {import('./message-parser.js').Message} Message */
-import { startStunServer } from './stun/stun-server.js'
 
 /**
  * Start a coordinator.
@@ -137,7 +126,7 @@ export class Coordinator extends EventEmitter {
         peers: () => this.sessions.size,
         shardsLive: () => this.store.liveShards().size,
         storeUp: () => this.presence?.up === true,
-        siteUsage: () => this.#siteTotals()
+        siteUsage: () => siteTotals(this.store)
       }
     })
     this.url = ''
@@ -145,8 +134,6 @@ export class Coordinator extends EventEmitter {
     this.publicUrl = ''
     /** set by drain(): no more joins */
     this.draining = false
-    /** @type {Map<string, readonly string[]>} peers the store failed to remove (or to add, for a join that failed), to remove again */
-    this.orphans = new Map()
     this.httpUrl = ''
     this.stunUrl = ''
     this.lastTick = 0
@@ -155,6 +142,8 @@ export class Coordinator extends EventEmitter {
       this.log.warn({ err }, context)
       this.emit('warning', err, context)
     }
+    /** peers the store failed to remove (or to add, for a join that failed), to remove again */
+    this.orphans = new Orphans({ store, warn: this.warn })
   }
 
   async start () {
@@ -190,11 +179,23 @@ export class Coordinator extends EventEmitter {
       clock: this.clock,
       warn: this.warn,
       coordinator: this,
-      orphan: (id, assets) => this.#orphan(id, assets),
+      orphan: (id, assets) => this.orphans.add(id, assets),
       quarantine,
       networks: this.networks,
       usage: this.usage,
       limits: this.limits
+    }
+    /** @type {import('./http-routes.js').RouteContext} what the HTTP routes read */
+    const routeContext = {
+      shard: this.shard,
+      store: this.store,
+      config,
+      metrics: this.metrics,
+      networks: this.networks,
+      counters: this.counters,
+      stats: () => this.stats(),
+      readiness: () => ({ ready: this.ready(), storeUp: this.presence?.up === true, draining: this.draining }),
+      warn: this.warn
     }
 
     // A connection that has not sent a whole request (a WebSocket upgrade included) within
@@ -203,7 +204,7 @@ export class Coordinator extends EventEmitter {
       headersTimeout: config.httpTimeoutMs,
       requestTimeout: config.httpTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, config.httpTimeoutMs)
-    }, (req, res) => { this.#serveHttp(req, res) })
+    }, (req, res) => { serveHttp(req, res, routeContext) })
     // Every TCP connection counts against its address's cap, upgraded or not: past it, refused at once.
     this.http.on('connection', (/** @type {import('node:net').Socket} */ socket) => {
       const ip = socket.remoteAddress ?? ''
@@ -244,7 +245,7 @@ export class Coordinator extends EventEmitter {
       ttlMs: config.shardTtlMs,
       info: () => ({ url: this.publicUrl, draining: this.draining, ...this.#counts() }),
       relist: () => this.#relist(),
-      tidy: () => this.#retryOrphans(),
+      tidy: () => this.orphans.retry(),
       warn: this.warn
     })
     this.presence.on('down', (err) => this.warn(err ?? new Error('store unreachable'), 'store down: lookups answer no holders, changes fail with MGH_ERR_STORE'))
@@ -324,44 +325,6 @@ export class Coordinator extends EventEmitter {
       holdings += info.holdings
     }
     return { shard: this.shard, peers, holdings, shards: shards.size, localPeers: this.sessions.size, ...this.counters }
-  }
-
-  /**
-   * Every site's usage totals and the share of their asset bytes visitors served (`/stats`'s `usage`).
-   * @returns {Promise<Record<string, import('./store/store.js').UsageCounts & { peerShare: number }>>}
-   */
-  async #usageTotals () {
-    return Object.fromEntries((await this.#siteTotals()).map(([site, total]) => [site, { ...total, peerShare: peerShare(total) }]))
-  }
-
-  /**
-   * Every site's usage totals, from the store.
-   * @returns {Promise<[string, import('./store/store.js').UsageCounts][]>}
-   */
-  async #siteTotals () {
-    const sites = await this.store.usageSites()
-    return Promise.all(sites.map(async (site) => /** @type {[string, import('./store/store.js').UsageCounts]} */ ([site, (await this.store.siteUsage(site, Date.now(), 0)).total])))
-  }
-
-  /**
-   * What the dashboard shows (`/usage`): one site's totals, its last `minutes`, its top
-   * assets, the sites there are and the peers online. No site named: the first there is.
-   * @param {string | null} site
-   * @param {number} minutes
-   */
-  async #usage (site, minutes) {
-    const sites = (await this.store.usageSites()).sort()
-    const chosen = site ?? sites[0] ?? null
-    const usage = chosen === null ? null : await this.store.siteUsage(chosen, Date.now() - minutes * USAGE_MINUTE_MS, USAGE_TOP_ASSETS)
-    return {
-      site: chosen,
-      sites,
-      peers: this.stats().peers,
-      total: usage?.total ?? noUsage(),
-      peerShare: peerShare(usage?.total ?? noUsage()),
-      minutes: usage?.minutes ?? [],
-      assets: usage?.assets ?? []
-    }
   }
 
   /** Whether this coordinator should get new clients: registered with a reachable store, and not draining. */
@@ -606,6 +569,8 @@ export class Coordinator extends EventEmitter {
   }
 
   /**
+   * A peer that has left (or whose join finished after its socket closed): off
+   * this shard, and out of the store, retried while the store fails (orphans.js).
    * @param {Session} session
    */
   async #removePeer (session) {
@@ -614,145 +579,7 @@ export class Coordinator extends EventEmitter {
     session.peerId = null
     if (this.sessions.get(id) === session) this.sessions.delete(id)
     this.holdings -= session.assets.size
-    await this.#forget(id, session.keys([...session.assets, ...(session.unsure ?? [])]))
-  }
-
-  /**
-   * Take a peer out of the store; when the store fails, keep it to retry
-   * after the next beat that succeeds, so no gone peer stays listed.
-   * @param {string} id
-   * @param {readonly string[]} assets
-   */
-  async #forget (id, assets) {
-    try {
-      await this.store.removePeer(id, assets)
-      this.orphans.delete(id)
-    } catch (err) {
-      this.warn(/** @type {Error} */ (err), `removing peer ${id} failed; retried after the next beat`)
-      this.#orphan(id, assets)
-    }
-  }
-
-  /**
-   * A peer the store may list though no session has it: removed after the next beat that succeeds.
-   * @param {string} id
-   * @param {readonly string[]} assets
-   */
-  #orphan (id, assets) {
-    if (this.orphans.size < MAX_ORPHANS) this.orphans.set(id, assets)
-  }
-
-  /** Retry the removals the store failed, a batch at a time. */
-  async #retryOrphans () {
-    const batch = [...this.orphans].slice(0, PEER_BATCH)
-    await Promise.all(batch.map(([id, assets]) => this.#forget(id, assets)))
-  }
-
-  /**
-   * @param {import('node:http').IncomingMessage} req
-   * @param {import('node:http').ServerResponse} res
-   */
-  #serveHttp (req, res) {
-    const path = (req.url ?? '/').split('?')[0]
-    const json = (/** @type {number} */ status, /** @type {object} */ body) => {
-      res.writeHead(status, { 'content-type': 'application/json', 'access-control-allow-origin': '*', 'cache-control': 'no-store' })
-      res.end(JSON.stringify(body))
-    }
-    const fail = (/** @type {MayghError} */ err) => json(err.status ?? 500, { error: { code: err.code, message: err.message } })
-    // Every endpoint only reads (HEAD: the same answer without its body, as Node sends it).
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      this.metrics.countError(ERRORS.MGH_ERR_HTTP_METHOD.code)
-      res.setHeader('allow', 'GET, HEAD')
-      return fail(new MayghError(ERRORS.MGH_ERR_HTTP_METHOD, `${req.method} ${path}`))
-    }
-    if (path === '/healthz') return json(200, { ok: true, shard: this.shard })
-    if (path === '/readyz') {
-      const ready = this.ready()
-      return json(ready ? 200 : 503, { ready, shard: this.shard, store: this.presence?.up === true ? 'up' : 'down', draining: this.draining })
-    }
-    if (path === '/stats') {
-      this.#usageTotals().then((usage) => json(200, { ...this.stats(), usage }), () => json(200, { ...this.stats(), usage: null }))
-      return
-    }
-    if (path === '/usage') {
-      const query = new URL(req.url ?? '/', 'http://x').searchParams
-      const minutes = Number(query.get('minutes') ?? 60)
-      if (!Number.isInteger(minutes) || minutes < 1 || minutes > USAGE_MAX_MINUTES) return fail(new MayghError(ERRORS.MGH_ERR_HTTP_BAD_QUERY, `minutes=${query.get('minutes')}`))
-      this.#usage(query.get('site'), minutes).then((body) => json(200, body), (err) => {
-        this.warn(err, 'usage read failed')
-        fail(new MayghError(ERRORS.MGH_ERR_STORE))
-      })
-      return
-    }
-    if (path === '/held') {
-      this.#held(req).then((held) => json(200, { held }), fail)
-      return
-    }
-    if (path === '/dashboard') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' })
-      res.end(DASHBOARD)
-      return
-    }
-    if (path === '/dashboard/chart.js') {
-      chartJs ??= loadChartJs()
-      chartJs.then((code) => {
-        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'max-age=86400' })
-        res.end(code)
-      }, (err) => {
-        this.warn(err, 'chart.js not served')
-        fail(new MayghError(ERRORS.MGH_ERR_HTTP_NOT_FOUND, err.message))
-      })
-      return
-    }
-    if (path === '/metrics') {
-      this.metrics.text().then(({ contentType, body }) => {
-        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' })
-        res.end(body)
-      }, (err) => {
-        this.warn(err, 'metrics failed')
-        res.writeHead(500)
-        res.end()
-      })
-      return
-    }
-    fail(new MayghError(ERRORS.MGH_ERR_HTTP_NOT_FOUND))
-  }
-
-  /**
-   * `GET /held?hashes=a,b`: which of these assets (at most maxLookupHashes)
-   * some live visitor holds, for the asker's network under pairWithinNetwork.
-   * Names no holder and introduces nobody (a lookup does that): a service
-   * worker asks it before its page has joined, so that what nobody holds
-   * goes to the origin at once. Each asset nobody holds counts as a lookup
-   * that missed (its page makes none); a held one is counted by its page's lookup. Pages of origins allowedOrigins does not
-   * list are refused. A store that fails or is slow answers MGH_ERR_STORE
-   * (the worker then waits for its page, as without it).
-   * @param {import('node:http').IncomingMessage} req
-   * @returns {Promise<string[]>}
-   */
-  async #held (req) {
-    const origin = req.headers.origin
-    if (this.config.allowedOrigins !== null && !(origin && this.config.allowedOrigins.includes(origin))) throw new MayghError(ERRORS.MGH_ERR_ORIGIN_NOT_ALLOWED)
-    const list = new URL(req.url ?? '/', 'http://x').searchParams.get('hashes')?.split(',') ?? []
-    if (!list.length || list.length > LIMITS.maxLookupHashes || !list.every(isSri)) throw new MayghError(ERRORS.MGH_ERR_HTTP_BAD_QUERY, `hashes: 1 to ${LIMITS.maxLookupHashes} SRI sha256 names, comma separated`)
-    const hashes = [...new Set(list)]
-    const scope = this.config.pairWithinNetwork ? `${await this.networks.name(req.socket.remoteAddress ?? '')}/` : ''
-    const started = performance.now()
-    try {
-      const found = await this.store.sampleHolders(hashes.map((hash) => scope + hash), 1)
-      this.metrics.countHeldCheck()
-      // An asset nobody holds goes to the origin with no lookup of its page's: counted as the lookup
-      // that missed (a held one is counted by the lookup its page makes next).
-      const misses = found.filter((holders) => holders.length === 0).length
-      this.counters.lookups += misses
-      this.metrics.countLookups(0, misses)
-      return hashes.filter((_, i) => found[i].length > 0)
-    } catch (err) {
-      this.warn(err, 'held failed')
-      throw new MayghError(ERRORS.MGH_ERR_STORE)
-    } finally {
-      this.metrics.observeStore('lookup', performance.now() - started)
-    }
+    await this.orphans.remove(id, session.keys([...session.assets, ...(session.unsure ?? [])]))
   }
 
   /**

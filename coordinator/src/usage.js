@@ -8,12 +8,29 @@
  * The figures are what visitors say: each count is bounded per message
  * (handlers/usage.js `validate`), and a quarantined visitor's are not counted. What a
  * flush fails to write stays pending for the next one; at most `maxUsageSites`
- * sites, and USAGE_ASSETS_KEPT paths per site, wait at once.
+ * sites, and USAGE_ASSETS_KEPT paths per site, wait at once. Read back by
+ * {@link siteTotals} and the `/stats` and `/usage` routes (http-routes.js).
  */
 import { USAGE_SOURCES } from '../../protocol/index.js'
 import { USAGE_ASSETS_KEPT, noUsage } from './store/store.js'
 
 /** @typedef {import('./store/store.js').UsageCounts} UsageCounts */
+
+/**
+ * @param {UsageCounts} counts
+ * @returns {number} the share of asset bytes fetched over the network that came from peers (0 when none)
+ */
+export const peerShare = (counts) => counts.peer + counts.origin > 0 ? Math.round(counts.peer / (counts.peer + counts.origin) * 10000) / 10000 : 0
+
+/**
+ * Every site's usage totals, from the store (every shard's visitors').
+ * @param {Pick<import('./store/store.js').Store, 'usageSites' | 'siteUsage'>} store
+ * @returns {Promise<[string, UsageCounts][]>}
+ */
+export async function siteTotals (store) {
+  const sites = await store.usageSites()
+  return Promise.all(sites.map(async (site) => /** @type {[string, UsageCounts]} */ ([site, (await store.siteUsage(site, Date.now(), 0)).total])))
+}
 
 export class UsageTally {
   /**
