@@ -8,7 +8,8 @@
  * One request's trail: a frame arrives (#receive), is parsed (message-parser.js,
  * which calls its type's `validate`), waits for the peer's earlier changes
  * (session.js), runs its type's `handle` (handlers/) and is answered (#answer)
- * or refused with a coded error (#replyError).
+ * or refused with a coded error (#replyError). An HTTP request goes to
+ * serveHttp and its route (http-routes.js).
  */
 import { randomBytes } from 'node:crypto'
 import { EventEmitter, once } from 'node:events'

@@ -43,10 +43,10 @@ import * as usage from './usage.js'
  * @param {MessageType} module a handler's module
  * @returns {MessageType} its validator and handler, and nothing else it exports (one shape for every type)
  */
-const typeOf = ({ validate, handle }) => Object.freeze({ validate, handle })
+const messageType = ({ validate, handle }) => Object.freeze({ validate, handle })
 
 /** @type {Readonly<Record<string, MessageType>>} the one table of request types */
-export const HANDLERS = Object.freeze({ join: typeOf(join), update: typeOf(update), lookup: typeOf(lookup), connect: typeOf(connect), report: typeOf(report), usage: typeOf(usage) })
+export const HANDLERS = Object.freeze({ join: messageType(join), update: messageType(update), lookup: messageType(lookup), connect: messageType(connect), report: messageType(report), usage: messageType(usage) })
 
 // Exactly the contract's request types, in its order (handlers.test.js says which is missing).
 if (Object.keys(HANDLERS).join() !== REQUEST_TYPES.join()) throw new Error('handlers/index.js: HANDLERS do not match REQUEST_TYPES')
