@@ -1,5 +1,5 @@
 // `--json` prints valid JSON on stdout whichever documented way the simulator is run:
-// the package's bin through `npx maygh-sim`, and `npm run -s sim --` (without -s, npm's
+// the bin through `npx maygh-sim` (from a clone: the repository's package.json names every bin), and `npm run -s sim --` (without -s, npm's
 // banner would open stdout). npm's own warnings go to stderr and do not count.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
