@@ -7,8 +7,13 @@
  * A misbehaving client can send thousands of bad frames; `logClientError()`
  * logs the first of each code per connection and counts the rest, so one
  * client cannot flood the log.
+ *
+ * Where lines go must never keep the process from running or from stopping:
+ * `logDestination()` gives up on an output that fails (see there why pino's
+ * default destination is not used).
  */
 import { pino } from 'pino'
+import sonicBoom from 'sonic-boom'
 import { MayghError } from '../../protocol/index.js'
 
 /** Most to least severe; `silent` logs nothing. */
@@ -26,12 +31,86 @@ const ADDRESS_PATHS = Object.freeze([
 
 /** @typedef {import('pino').Logger} Logger */
 
+// A CommonJS module: its default import is the class, which also carries itself as `SonicBoom` (what its types declare).
+const { SonicBoom } = sonicBoom
+
+/** Bytes of lines a slow reader may leave queued; lines past it are dropped until it catches up. */
+export const MAX_QUEUED_LOG_BYTES = 16 * 1024 * 1024
+
+/**
+ * @typedef {object} LogDestination
+ * @property {(line: string) => void} write queue a line; never throws, never blocks
+ * @property {(timeoutMs: number) => Promise<void>} end stop taking lines and resolve once those
+ *   queued are written, the output has failed, or `timeoutMs` has passed, whichever comes first
+ * @property {() => Error | null} failure the error the output failed with, if it has
+ */
+
+/**
+ * Where the coordinator's lines go: a file descriptor (stdout), written
+ * asynchronously through sonic-boom, pino's own destination, so that a slow
+ * reader never holds up the event loop. An output that fails (its reader gone:
+ * EPIPE; a full disk: ENOSPC; anything else) is given up at its first error:
+ * `onFailure` hears of it once, and lines from then on are dropped.
+ *
+ * Why not pino's default destination: it registers an exit hook that calls
+ * sonic-boom's `flushSync()`, which retries a failing write every 100 ms
+ * forever (it throws only for EAGAIN it was told not to retry), synchronously,
+ * inside `process.exit()`. Once stdout failed, a coordinator that exited with
+ * lines still queued (SIGTERM after `| head` had gone), or that crashed on the
+ * destination's unhandled ENOSPC `error` at start, hung there, deaf to every
+ * further signal, until SIGKILL. This one has no exit hook: the bin awaits
+ * `end()` before it exits.
+ *
+ * @param {object} [options]
+ * @param {number} [options.fd] the file descriptor written (default 1, stdout)
+ * @param {(err: Error) => void} [options.onFailure] called once, when the output fails
+ * @param {number} [options.maxQueuedBytes] see {@link MAX_QUEUED_LOG_BYTES}
+ * @returns {LogDestination}
+ */
+export function logDestination ({ fd = 1, onFailure, maxQueuedBytes = MAX_QUEUED_LOG_BYTES } = {}) {
+  const sonic = new SonicBoom({ fd, sync: false, maxLength: maxQueuedBytes })
+  /** @type {Error | null} */
+  let failure = null
+  /** @type {Promise<void> | null} */
+  let ended = null
+  /** @type {(() => void) | null} */
+  let wake = null
+  sonic.on('error', (/** @type {Error} */ err) => {
+    if (failure !== null) return
+    failure = err
+    wake?.()
+    onFailure?.(err)
+  })
+  return {
+    write (line) {
+      if (failure === null && ended === null) sonic.write(line)
+    },
+    end (timeoutMs) {
+      ended ??= new Promise((resolve) => {
+        if (failure !== null) return resolve()
+        const timer = setTimeout(done, timeoutMs)
+        function done () {
+          clearTimeout(timer)
+          wake = null
+          resolve()
+        }
+        wake = done
+        // 'close' comes once every queued line is written (fd 1 and 2 are left open)
+        sonic.once('close', done)
+        sonic.end()
+      })
+      return ended
+    },
+    failure: () => failure
+  }
+}
+
 /**
  * @param {object} [options]
  * @param {string} [options.level] one of {@link LEVELS} (the bin passes the `logLevel` option)
  * @param {boolean} [options.logIps] log client addresses (default false)
  * @param {import('pino').DestinationStream} [options.destination] where lines go
- *   (anything with `write(line)`); default stdout
+ *   (anything with `write(line)`); default {@link logDestination}, stdout
  * @returns {Logger}
  * @throws {TypeError} on a level not in {@link LEVELS}
  */
@@ -44,7 +123,7 @@ export function createLogger ({ level = 'info', logIps = false, destination } = 
     formatters: { level: (label) => ({ level: label }) },
     redact: logIps ? undefined : { paths: [...ADDRESS_PATHS], censor: '[redacted]' }
   }
-  return destination === undefined ? pino(options) : pino(options, destination)
+  return pino(options, destination ?? (level === 'silent' ? { write () {} } : logDestination()))
 }
 
 /**

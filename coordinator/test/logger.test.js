@@ -1,6 +1,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { clientAddress, createLogger, logClientError, repeatedErrors } from '../src/logger.js'
+import { closeSync, existsSync, openSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { clientAddress, createLogger, logClientError, logDestination, repeatedErrors } from '../src/logger.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { optionsFrom } from '../src/cli-options.js'
 import { resolveConfig } from '../src/config.js'
@@ -80,4 +84,36 @@ test('a client error is logged once per connection and code; the rest are counte
   assert.deepEqual(repeatedErrors(a), { MGH_ERR_RATE_LIMITED: 5 })
   assert.equal(repeatedErrors(b), undefined)
   assert.equal(repeatedErrors({ id: 3, peerId: null, errorCounts: null }), undefined)
+})
+
+test('logDestination writes every line, and end() resolves once they are written', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'maygh-log-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const fd = openSync(join(dir, 'log'), 'w') // end() closes it (fd 1 and 2 it leaves open)
+  const destination = logDestination({ fd, onFailure: () => assert.fail('a file that takes the lines has not failed') })
+  const log = createLogger({ destination })
+  for (let i = 0; i < 1000; i++) log.info({ i }, 'line')
+  await destination.end(60_000)
+  const lines = (await readFile(join(dir, 'log'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line))
+  assert.deepEqual(lines.map((l) => l.i), Array.from({ length: 1000 }, (_, i) => i))
+  log.info('after the end: dropped, not thrown')
+  assert.equal(destination.failure(), null)
+})
+
+test('logDestination gives up an output that fails (a full disk): told once, later lines dropped, end() resolves', { skip: existsSync('/dev/full') ? false : 'no /dev/full here' }, async (t) => {
+  const fd = openSync('/dev/full', 'w')
+  t.after(() => closeSync(fd))
+  /** @type {Error[]} */
+  const failures = []
+  /** @type {(err: Error) => void} */
+  let failed = () => {}
+  const told = new Promise((resolve) => { failed = resolve })
+  const destination = logDestination({ fd, onFailure: (err) => { failures.push(err); failed(err) } })
+  const log = createLogger({ destination })
+  log.info('first')
+  await told
+  for (let i = 0; i < 100; i++) log.warn({ i }, 'into a full disk')
+  await destination.end(60_000)
+  assert.deepEqual(failures.map((err) => /** @type {NodeJS.ErrnoException} */ (err).code), ['ENOSPC'])
+  assert.equal(/** @type {NodeJS.ErrnoException} */ (destination.failure())?.code, 'ENOSPC')
 })
