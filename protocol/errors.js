@@ -3,14 +3,15 @@
  * simulator, demo site), each once, keyed by its code, with its message and,
  * where it has one, the WebSocket close code, HTTP status or process exit
  * status it goes with. `area` says which document lists it: README.md "Error
- * codes" (coordinator, client), docs/simulator.md (sim), demo-site/README.md
- * (demo); a test keeps the registry and the documents in step both ways.
+ * codes" (coordinator, client, cli), docs/simulator.md (sim),
+ * demo-site/README.md (demo); a test keeps the registry and the documents in
+ * step both ways.
  *
  * Plain ESM with no Node-only imports: the browser bundle includes it.
  */
 
 /**
- * @typedef {'coordinator' | 'client' | 'sim' | 'demo'} ErrorArea
+ * @typedef {'coordinator' | 'client' | 'cli' | 'sim' | 'demo'} ErrorArea
  * @typedef {object} ErrorSpec
  * @property {string} code stable, `MGH_…`; the key it has in {@link ERRORS}
  * @property {string} message what went wrong, for people
@@ -107,6 +108,18 @@ export const SIM_ERRORS = /* @__PURE__ */ defineArea('sim', { exit: 2 }, {
   MGH_SIM_ERR_REPORT: 'cannot write the HTML report'
 })
 
+/**
+ * Command-line errors of maygh-coordinator, maygh-token and maygh-manifest:
+ * the command prints `PROGRAM: CODE: message` on stderr and exits with status 2.
+ * (maygh-sim has codes of its own, SIM_ERRORS, in the same form.)
+ */
+export const CLI_ERRORS = /* @__PURE__ */ defineArea('cli', { exit: 2 }, {
+  MGH_CLI_ERR_BAD_FLAG: 'bad command-line flag',
+  MGH_CLI_ERR_BAD_VALUE: 'bad value of a flag or environment variable',
+  MGH_CLI_ERR_MISSING: 'a required flag, argument or environment variable is missing',
+  MGH_CLI_ERR_FILE: 'cannot read or write a file or folder'
+})
+
 /** Demo-site errors: a JSON body `{error: {code, message}}` with the status. */
 export const DEMO_ERRORS = /* @__PURE__ */ defineArea('demo', {}, {
   MGH_DEMO_NOT_FOUND: ['no such page or asset', { status: 404 }],
@@ -117,16 +130,16 @@ export const DEMO_ERRORS = /* @__PURE__ */ defineArea('demo', {}, {
 
 /**
  * The areas' tables as one.
- * @template A, B, C, D
- * @param {A} a @param {B} b @param {C} c @param {D} d
- * @returns {Readonly<A & B & C & D>}
+ * @template A, B, C, D, E
+ * @param {A} a @param {B} b @param {C} c @param {D} d @param {E} e
+ * @returns {Readonly<A & B & C & D & E>}
  */
-function merge (a, b, c, d) {
-  return Object.freeze({ ...a, ...b, ...c, ...d })
+function merge (a, b, c, d, e) {
+  return Object.freeze({ ...a, ...b, ...c, ...d, ...e })
 }
 
 /** The whole registry; a code appears in exactly one area (a test checks). */
-export const ERRORS = /* @__PURE__ */ merge(COORDINATOR_ERRORS, CLIENT_ERRORS, SIM_ERRORS, DEMO_ERRORS)
+export const ERRORS = /* @__PURE__ */ merge(COORDINATOR_ERRORS, CLIENT_ERRORS, CLI_ERRORS, SIM_ERRORS, DEMO_ERRORS)
 
 /** @typedef {keyof typeof ERRORS} ErrorCode */
 

@@ -1,10 +1,12 @@
 /**
  * The wire contract that the client, the coordinator and the simulator all
  * import: asset names, protocol version, message types, default limits, the
- * one errors registry, and the retry backoff. Plain ESM with no Node-only
+ * one errors registry, the retry backoff, and how the commands read their
+ * arguments. Plain ESM with no Node-only
  * imports, so the browser bundle takes what it uses.
  */
-export { ERRORS, COORDINATOR_ERRORS, CLIENT_ERRORS, SIM_ERRORS, DEMO_ERRORS, MayghError } from './errors.js'
+export { ERRORS, COORDINATOR_ERRORS, CLIENT_ERRORS, CLI_ERRORS, SIM_ERRORS, DEMO_ERRORS, MayghError } from './errors.js'
+export { readArgs, flagHelp, commandError } from './cli-args.js'
 export { backoffDelay } from './backoff.js'
 export { SRI_PATTERN, isSri, sriOf, matches, sha256FromIntegrity } from './sri.js'
 export { PROTOCOL_VERSION, PROTOCOL_VERSIONS, RELAY_PROTOCOL_VERSION, MANIFEST_VERSION, REQUEST_TYPES, REPORT_REASONS, USAGE_SOURCES, MAX_USAGE_BYTES, VISITOR_KEY_PATTERN, PEER_ID_PATTERN, SHARD_ID_PATTERN, shardOfPeer, heldUrl, LIMITS } from './messages.js'

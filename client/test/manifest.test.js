@@ -4,14 +4,15 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
-import { sriHash } from '../manifest.js'
-import { PIECED_ABOVE, pieceListPath, splitPieces } from '../../protocol/index.js'
+import { NEVER_LISTED, sriHash } from '../manifest.js'
+import { MANIFEST_FLAGS } from '../manifest-cli.js'
+import { ERRORS, PIECED_ABOVE, PIECE_LISTS_DIR, pieceListPath, splitPieces } from '../../protocol/index.js'
 
 const CLI = fileURLToPath(new URL('../bin/maygh-manifest.js', import.meta.url))
 
@@ -55,4 +56,56 @@ test('an asset above PIECED_ABOVE is named in pieces too: the name of its piece 
   assert.deepEqual(new Uint8Array(await readFile(join(site, pieceListPath(root)))), list)
   const again = JSON.parse(await readFile(join(site, 'maygh-manifest.json'), 'utf8'))
   assert.deepEqual(Object.keys(again.assets).sort(), ['/clip.mp4', '/small.mp4'])
+})
+
+/**
+ * @param {string[]} args
+ * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
+ */
+function run (args) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => resolve({ code: err ? /** @type {any} */ (err).code : 0, stdout, stderr }))
+  })
+}
+
+test('maygh-manifest: each bad argument is refused with its code, naming it as given, exit 2, no stack trace', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'maygh-manifest-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  await writeFile(join(dir, 'a.png'), 'png')
+  const missing = join(dir, 'nope')
+  for (const [args, code, named] of /** @type {[string[], string, string][]} */ ([
+    [[], 'MGH_CLI_ERR_MISSING', 'DIR'],
+    [[missing], 'MGH_CLI_ERR_FILE', `DIR ${JSON.stringify(missing)}: no such folder`],
+    [[join(dir, 'a.png')], 'MGH_CLI_ERR_FILE', 'is not a folder'],
+    [[dir, '--out', join(missing, 'm.json')], 'MGH_CLI_ERR_FILE', '--out: ENOENT: no such file or directory'],
+    [[dir, '--prefix', 'static'], 'MGH_CLI_ERR_BAD_VALUE', '--prefix must start with "/", got "static"'],
+    [[dir, '--out='], 'MGH_CLI_ERR_BAD_VALUE', '--out needs a file name'],
+    [[dir, '--prefix'], 'MGH_CLI_ERR_BAD_FLAG', '--prefix needs a value'],
+    [[dir, '--prefix', '--out', 'x'], 'MGH_CLI_ERR_BAD_FLAG', '--prefix needs a value, got the flag --out'],
+    [[dir, dir], 'MGH_CLI_ERR_BAD_FLAG', 'unexpected argument'],
+    [[dir, '--bogus'], 'MGH_CLI_ERR_BAD_FLAG', '--bogus is not a flag'],
+    [['-q', dir], 'MGH_CLI_ERR_BAD_FLAG', '-q is not a flag']
+  ])) {
+    const { code: status, stdout, stderr } = await run(args)
+    assert.equal(status, 2, stderr)
+    assert.equal(stdout, '')
+    assert.ok(stderr.startsWith(`maygh-manifest: ${code}: `), stderr)
+    assert.ok(stderr.includes(named), `${stderr} names ${named}`)
+    assert.equal(stderr.trim().split('\n').length, 1, 'one line, no stack trace')
+    assert.doesNotMatch(stderr, /\b(E[A-Z]+): \1\b/, 'a system code once')
+    assert.equal(ERRORS[/** @type {keyof typeof ERRORS} */ (code)]?.exit, 2)
+  }
+})
+
+test('maygh-manifest --help explains every flag of its table and which files are left out', async () => {
+  const { code, stdout } = await run(['--help'])
+  assert.equal(code, 0)
+  const flat = stdout.replace(/\s+/g, ' ')
+  for (const [flag, spec] of Object.entries(MANIFEST_FLAGS)) {
+    assert.match(stdout, new RegExp(`^ {2}(-${spec.short}, )?--${flag}${spec.arg ? ` ${spec.arg}` : ''}$`, 'm'), `--${flag}`)
+    assert.ok(spec.help && flat.includes(spec.help), `--${flag} is explained`)
+  }
+  for (const name of NEVER_LISTED) assert.ok(flat.includes(name), `--help says ${name} is never listed`)
+  assert.ok(flat.includes(`${PIECE_LISTS_DIR}/`) && flat.includes('--out file'))
+  assert.match(flat, /\.png .*\.webm/, 'the extensions listed')
 })

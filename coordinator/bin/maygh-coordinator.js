@@ -3,8 +3,11 @@
  * maygh-coordinator: runs one coordinator shard. Options come from flags, then
  * environment variables, then the defaults (README.md, "Configuration";
  * `--help` lists them). Logs are JSON lines on stdout (pino), at `LOG_LEVEL`.
+ * Bad flags and values print `maygh-coordinator: CODE: message` on stderr,
+ * naming the flag or environment variable, and exit with status 2.
  */
-import { optionsFrom } from '../src/cli-options.js'
+import { CLI_ERRORS, MayghError, commandError } from '../../protocol/index.js'
+import { readOptions } from '../src/cli-options.js'
 import { resolveConfig, DESCRIPTIONS } from '../src/config.js'
 import { helpText, wantsHelp } from '../src/help.js'
 import { createLogger, logDestination } from '../src/logger.js'
@@ -29,14 +32,19 @@ async function main () {
   let coordinator
   let log
   try {
-    const options = optionsFrom(argv, process.env)
-    const { logLevel, logIps } = resolveConfig(options)
+    const { options, nameOf } = readOptions(argv, process.env)
+    const { logLevel, logIps } = checked(() => resolveConfig(options, { nameOf }))
     log = createLogger({ level: logLevel, logIps, destination })
     coordinator = await startCoordinator(options, { log })
   } catch (err) {
-    console.error(`maygh-coordinator: ${err.code ?? err.name}: ${err.message} (--help lists the options)`)
+    // Bad input has a code; so has a port in use. A store that cannot be
+    // reached (ioredis: "Connection is closed.") has none, and is no bug here.
+    const { line, exit } = err instanceof Error && !('code' in err)
+      ? { line: `maygh-coordinator: cannot start: ${err.message}`, exit: 1 }
+      : commandError('maygh-coordinator', err)
+    process.stderr.write(`${line}\n`)
     await destination.end(LOG_FLUSH_MS)
-    process.exit(2)
+    process.exit(exit)
   }
   // SIGTERM (what orchestrators send) drains: clients move to the other
   // coordinators over DRAIN_WINDOW_MS, then the process exits. A second signal,
@@ -60,6 +68,22 @@ async function main () {
   }
   process.on('SIGINT', () => stop(false))
   process.on('SIGTERM', () => stop(true))
+}
+
+/**
+ * The configuration, or the reason it is impossible as a command-line error
+ * (resolveConfig's TypeError, its options named as the user gave them).
+ * @template T
+ * @param {() => T} resolve
+ * @returns {T}
+ */
+function checked (resolve) {
+  try {
+    return resolve()
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err
+    throw new MayghError(CLI_ERRORS.MGH_CLI_ERR_BAD_VALUE, err.message.replace(/^options? /, ''))
+  }
 }
 
 main()

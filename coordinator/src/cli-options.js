@@ -1,8 +1,12 @@
 /**
  * Reads coordinator options from command-line flags and environment variables
  * (flags win). Used only by the entry point; README.md "Configuration" lists them.
+ * A bad flag or value is a MayghError (MGH_CLI_ERR_BAD_FLAG, MGH_CLI_ERR_BAD_VALUE)
+ * that names the flag or the environment variable it came from.
  */
 import { parseArgs } from 'node:util'
+import { CLI_ERRORS, MayghError, readArgs } from '../../protocol/index.js'
+import { INTEGER_RANGES } from './config.js'
 
 /** flag name → [option, env var, parse] @type {Readonly<Record<string, [string, string, (text: string) => unknown]>>} */
 export const OPTIONS = Object.freeze({
@@ -55,14 +59,14 @@ export const OPTIONS = Object.freeze({
 })
 
 /**
- * @param {string} text `true`/`false`, `1`/`0`, `yes`/`no`
+ * @param {string} text `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`
  * @returns {boolean}
  */
 function parseBoolean (text) {
   const value = text.trim().toLowerCase()
   if (['1', 'true', 'yes', 'on'].includes(value)) return true
   if (['0', 'false', 'no', 'off'].includes(value)) return false
-  throw new TypeError(`expected true or false, got ${JSON.stringify(text)}`)
+  throw new TypeError(`must be true or false (or 1/0, yes/no, on/off), got ${JSON.stringify(text)}`)
 }
 
 /**
@@ -78,25 +82,74 @@ function parseList (text) {
  * @returns {object[]}
  */
 function parseIceServers (text) {
-  if (text.trim().startsWith('[')) return JSON.parse(text)
-  return text.split(',').map((urls) => ({ urls: urls.trim() }))
+  if (!text.trim().startsWith('[')) return text.split(',').map((urls) => ({ urls: urls.trim() }))
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    throw new TypeError(`must be stun:host:port[,…] or a JSON array of RTCIceServer; its JSON does not parse (${/** @type {Error} */ (err).message})`)
+  }
+}
+
+/**
+ * A number as people write it (`-1`, `3000`, `1e4`; not `0x10`, not empty).
+ * Whether it is a whole number in range, resolveConfig says.
+ * @param {string} text
+ * @param {string} option which option, for the range the message quotes
+ * @returns {number}
+ */
+export function parseNumber (text, option) {
+  if (/^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(text)) return Number(text)
+  const range = /** @type {Record<string, readonly [number, number]>} */ (INTEGER_RANGES)[option]
+  throw new TypeError(`must be ${range ? `an integer from ${range[0]} to ${range[1]}` : 'a number'}, got ${JSON.stringify(text)}`)
+}
+
+/** flag → parseArgs' spec, --help among them */
+const FLAG_SPECS = Object.freeze({
+  ...Object.fromEntries(Object.keys(OPTIONS).map((flag) => [flag, { type: /** @type {const} */ ('string') }])),
+  help: { type: /** @type {const} */ ('boolean'), short: 'h' }
+})
+
+/** option → its flag */
+const FLAG_OF = new Map(Object.entries(OPTIONS).map(([flag, [option]]) => [option, flag]))
+
+/**
+ * The options the command line and the environment give, and how the user
+ * named each: the flag (`--port`) or the environment variable (`PORT`).
+ * @param {string[]} argv
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {{ options: Partial<typeof import('./config.js').DEFAULTS>, nameOf: (option: string) => string }}
+ *   `nameOf`: for resolveConfig's messages; an option not given is named by its flag
+ * @throws {MayghError} MGH_CLI_ERR_BAD_FLAG, MGH_CLI_ERR_BAD_VALUE
+ */
+export function readOptions (argv, env) {
+  const { tokens } = parseArgs({ args: argv, options: FLAG_SPECS, strict: false, allowPositionals: true, tokens: true })
+  const { values } = readArgs(/** @type {import('../../protocol/cli-args.js').ArgToken[]} */ (tokens), FLAG_SPECS)
+  /** @type {Record<string, unknown>} */
+  const options = {}
+  /** @type {Map<string, string>} */
+  const names = new Map()
+  for (const [flag, [option, envVar, parse]] of Object.entries(OPTIONS)) {
+    const fromFlag = values[flag] !== undefined
+    const text = fromFlag ? /** @type {string} */ (values[flag]) : env[envVar]
+    if (text === undefined || text === '') continue
+    const name = fromFlag ? `--${flag}` : envVar
+    names.set(option, name)
+    try {
+      options[option] = parse === Number ? parseNumber(text, option) : parse(text)
+    } catch (err) {
+      throw new MayghError(CLI_ERRORS.MGH_CLI_ERR_BAD_VALUE, `${name} ${/** @type {Error} */ (err).message}`)
+    }
+  }
+  const nameOf = (/** @type {string} */ option) => names.get(option) ?? (FLAG_OF.has(option) ? `--${FLAG_OF.get(option)}` : JSON.stringify(option))
+  return { options, nameOf }
 }
 
 /**
  * @param {string[]} argv
  * @param {NodeJS.ProcessEnv} env
  * @returns {Partial<typeof import('./config.js').DEFAULTS>}
+ * @throws {MayghError} as {@link readOptions}
  */
 export function optionsFrom (argv, env) {
-  const { values } = parseArgs({
-    args: argv,
-    options: Object.fromEntries(Object.keys(OPTIONS).map((flag) => [flag, { type: 'string' }]))
-  })
-  /** @type {Record<string, unknown>} */
-  const options = {}
-  for (const [flag, [option, envVar, parse]] of Object.entries(OPTIONS)) {
-    const text = values[flag] ?? env[envVar]
-    if (text !== undefined && text !== '') options[option] = parse(text)
-  }
-  return options
+  return readOptions(argv, env).options
 }

@@ -125,7 +125,8 @@ export const DESCRIPTIONS = Object.freeze({
 /** @typedef {{ urls: string | string[], username?: string, credential?: string }} RTCIceServerLike */
 /** @typedef {typeof DEFAULTS} Config */
 
-const INTEGER_RANGES = /** @type {const} */ ({
+/** The integer options' ranges, [least, most]; the bin's messages quote them too. */
+export const INTEGER_RANGES = /** @type {const} */ ({
   port: [0, 65535],
   stunPort: [-1, 65535],
   maxMessageBytes: [256, 16 * 1024 * 1024],
@@ -167,73 +168,83 @@ const INTEGER_RANGES = /** @type {const} */ ({
  * Merge `options` over {@link DEFAULTS}, validate, and freeze.
  *
  * @param {Partial<typeof DEFAULTS>} [options]
+ * @param {object} [how]
+ * @param {(option: string) => string} [how.nameOf] how messages name an option:
+ *   `"port"` by default; the bin names the flag or environment variable it came from
  * @returns {Readonly<Config>}
  * @throws {TypeError} on an unknown option, a value of the wrong type or range,
  *   or an impossible combination
  */
-export function resolveConfig (options = {}) {
+export function resolveConfig (options = {}, { nameOf = (option) => JSON.stringify(option) } = {}) {
   for (const key of Object.keys(options)) {
     if (!(key in DEFAULTS)) throw new TypeError(`unknown coordinator option "${key}"`)
   }
+  const n = nameOf
   const config = { ...DEFAULTS, ...stripUndefined(options) }
   for (const [key, [min, max]] of Object.entries(INTEGER_RANGES)) {
     const value = config[key]
     if (!Number.isInteger(value) || value < min || value > max) {
-      throw new TypeError(`option "${key}" must be an integer from ${min} to ${max}, got ${typeof value === 'number' ? value : JSON.stringify(value)}`)
+      throw new TypeError(`option ${n(key)} must be an integer from ${min} to ${max}, got ${typeof value === 'number' ? value : JSON.stringify(value)}`)
     }
   }
-  if (typeof config.host !== 'string' || config.host === '') throw new TypeError('option "host" must be a non-empty string')
-  if (!LOG_LEVELS.includes(config.logLevel)) throw new TypeError(`option "logLevel" must be one of ${LOG_LEVELS.join(', ')}`)
+  if (typeof config.host !== 'string' || config.host === '') throw new TypeError(`option ${n('host')} must be a non-empty string`)
+  if (!LOG_LEVELS.includes(config.logLevel)) throw new TypeError(`option ${n('logLevel')} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(config.logLevel)}`)
   for (const key of /** @type {const} */ (['logIps', 'pairWithinNetwork', 'limitsByAddress'])) {
-    if (typeof config[key] !== 'boolean') throw new TypeError(`option "${key}" must be true or false`)
+    if (typeof config[key] !== 'boolean') throw new TypeError(`option ${n(key)} must be true or false`)
   }
   if (config.redisUrl !== null && !/^(rediss?|redis\+cluster):\/\/./.test(String(config.redisUrl))) {
-    throw new TypeError('option "redisUrl" must be a redis://, rediss:// or redis+cluster://host:port,… URL')
+    throw new TypeError(`option ${n('redisUrl')} must be a redis://, rediss:// or redis+cluster://host:port,… URL, got ${JSON.stringify(config.redisUrl)}`)
   }
   if (config.hardMaxMessageBytes < config.maxMessageBytes) {
-    throw new TypeError('option "hardMaxMessageBytes" must be at least "maxMessageBytes"')
+    throw new TypeError(`option ${n('hardMaxMessageBytes')} (${config.hardMaxMessageBytes}) must be at least ${n('maxMessageBytes')} (${config.maxMessageBytes})`)
   }
   if (config.maxAssetsPerMessage > config.maxAssetsPerPeer) {
-    throw new TypeError('option "maxAssetsPerMessage" must not exceed "maxAssetsPerPeer"')
+    throw new TypeError(`option ${n('maxAssetsPerMessage')} (${config.maxAssetsPerMessage}) must not exceed ${n('maxAssetsPerPeer')} (${config.maxAssetsPerPeer})`)
   }
   if (config.candidateSample < config.maxHolders) {
-    throw new TypeError('option "candidateSample" must be at least "maxHolders"')
+    throw new TypeError(`option ${n('candidateSample')} (${config.candidateSample}) must be at least ${n('maxHolders')} (${config.maxHolders})`)
   }
   if (config.rateLimitBurst < config.rateLimitPerSecond / 10) {
-    throw new TypeError('option "rateLimitBurst" must be at least a tenth of "rateLimitPerSecond"')
+    throw new TypeError(`option ${n('rateLimitBurst')} (${config.rateLimitBurst}) must be at least a tenth of ${n('rateLimitPerSecond')} (${config.rateLimitPerSecond})`)
   }
   if (config.iceServers !== null && !(Array.isArray(config.iceServers) && config.iceServers.every(isIceServer))) {
-    throw new TypeError('option "iceServers" must be an array of {urls, username?, credential?}')
+    throw new TypeError(`option ${n('iceServers')} must be an array of {urls, username?, credential?}`)
   }
   if (config.iceServers === null && (config.host === '0.0.0.0' || config.host === '::')) {
-    throw new TypeError(`binding to ${config.host}, give "iceServers" with an address browsers reach the STUN server at`)
+    throw new TypeError(`binding to ${config.host}, give ${n('iceServers')} with an address browsers reach the STUN server at`)
   }
   if (config.iceServers === null && config.stunPort === -1) {
-    throw new TypeError('with no STUN server (stunPort -1), "iceServers" must be given')
+    throw new TypeError(`with no STUN server (${n('stunPort')} -1), ${n('iceServers')} must be given`)
   }
   if (config.shardTtlMs < 2 * config.shardHeartbeatMs) {
-    throw new TypeError('option "shardTtlMs" must be at least twice "shardHeartbeatMs" (a shard must survive one late beat)')
+    throw new TypeError(`option ${n('shardTtlMs')} (${config.shardTtlMs}) must be at least twice ${n('shardHeartbeatMs')} (${config.shardHeartbeatMs}): a shard must survive one late beat`)
   }
   if (config.publicUrl !== null && !/^wss?:\/\/./.test(String(config.publicUrl))) {
-    throw new TypeError('option "publicUrl" must be a ws:// or wss:// URL')
+    throw new TypeError(`option ${n('publicUrl')} must be a ws:// or wss:// URL, got ${JSON.stringify(config.publicUrl)}`)
   }
   if (config.allowedOrigins !== null && !(Array.isArray(config.allowedOrigins) && config.allowedOrigins.length > 0 && config.allowedOrigins.every(isOrigin))) {
-    throw new TypeError('option "allowedOrigins" must be a non-empty list of origins (scheme://host[:port], no path)')
+    throw new TypeError(`option ${n('allowedOrigins')} must be a non-empty list of origins (scheme://host[:port], no path)`)
   }
   if (config.tokenSecrets !== null) {
-    if (!Array.isArray(config.tokenSecrets) || config.tokenSecrets.length === 0) throw new TypeError('option "tokenSecrets" must be a non-empty list of secrets')
-    for (const secret of config.tokenSecrets) checkSecret(secret)
+    if (!Array.isArray(config.tokenSecrets) || config.tokenSecrets.length === 0) throw new TypeError(`option ${n('tokenSecrets')} must be a non-empty list of secrets`)
+    for (const secret of config.tokenSecrets) {
+      try {
+        checkSecret(secret)
+      } catch (err) {
+        throw new TypeError(`option ${n('tokenSecrets')}: ${/** @type {Error} */ (err).message}`)
+      }
+    }
   }
-  if (config.iceTransportPolicy !== 'all' && config.iceTransportPolicy !== 'relay') throw new TypeError('option "iceTransportPolicy" must be all or relay')
-  if ((config.turnUrls === null) !== (config.turnSecret === null)) throw new TypeError('options "turnUrls" and "turnSecret" go together: give both or neither')
+  if (config.iceTransportPolicy !== 'all' && config.iceTransportPolicy !== 'relay') throw new TypeError(`option ${n('iceTransportPolicy')} must be all or relay, got ${JSON.stringify(config.iceTransportPolicy)}`)
+  if ((config.turnUrls === null) !== (config.turnSecret === null)) throw new TypeError(`options ${n('turnUrls')} and ${n('turnSecret')} go together: give both or neither`)
   if (config.turnUrls !== null && !(Array.isArray(config.turnUrls) && config.turnUrls.length > 0 && config.turnUrls.every((u) => /^turns?:[^\s]+$/.test(u)))) {
-    throw new TypeError('option "turnUrls" must be a non-empty list of turn: or turns: URLs')
+    throw new TypeError(`option ${n('turnUrls')} must be a non-empty list of turn: or turns: URLs`)
   }
-  if (config.turnSecret !== null && !(typeof config.turnSecret === 'string' && config.turnSecret.length >= 16)) throw new TypeError('option "turnSecret" must be a string of at least 16 characters')
+  if (config.turnSecret !== null && !(typeof config.turnSecret === 'string' && config.turnSecret.length >= 16)) throw new TypeError(`option ${n('turnSecret')} must be a string of at least 16 characters`)
   if (config.iceTransportPolicy === 'relay' && config.turnUrls === null && !(config.iceServers ?? []).some((s) => [s.urls].flat().some((u) => /^turns?:/.test(u)))) {
-    throw new TypeError('option "iceTransportPolicy" relay needs a TURN server: "turnUrls" and "turnSecret", or a turn: URL in "iceServers"')
+    throw new TypeError(`option ${n('iceTransportPolicy')} relay needs a TURN server: ${n('turnUrls')} and ${n('turnSecret')}, or a turn: URL in ${n('iceServers')}`)
   }
-  if (config.shardId !== null && !/^[\w.-]{1,48}$/.test(config.shardId)) throw new TypeError('option "shardId" must be 1-48 of [A-Za-z0-9_.-]')
+  if (config.shardId !== null && !/^[\w.-]{1,48}$/.test(config.shardId)) throw new TypeError(`option ${n('shardId')} must be 1-48 of [A-Za-z0-9_.-], got ${JSON.stringify(config.shardId)}`)
   return Object.freeze(config)
 }
 

@@ -42,6 +42,12 @@ export function helpText (descriptions, { options = OPTIONS, defaults = DEFAULTS
     '',
     ...wrap('Runs one Maygh coordinator shard. Each option comes from its flag, else its environment variable, else its default (README.md, "Configuration").', '', width),
     '',
+    ...wrap('A flag\'s value is the next argument (`--port 7070`) or follows "=" (`--port=7070`); a negative number may be the next argument (`--stun-port -1`), any other value that starts with "-" takes "=". <n> is a whole number; true/false values also take 1/0, yes/no, on/off; lists are comma separated. An empty environment variable counts as unset.', '', width),
+    '',
+    ...wrap('SIGTERM drains: clients are moved to other coordinators over --drain-window-ms, then the process exits 0. SIGINT, or a second signal, stops at once. Logs are JSON lines on stdout.', '', width),
+    '',
+    ...wrap('A bad flag or value prints "maygh-coordinator: CODE: message" on stderr, naming the flag or environment variable, and exits with status 2 (codes: README.md, "Error codes"); a failure to start (a port in use, …) exits with status 1.', '', width),
+    '',
     'Options:'
   ]
   const flagged = new Set()

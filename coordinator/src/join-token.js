@@ -24,7 +24,9 @@ export const MIN_SECRET_LENGTH = 32
 /** longest token read (the join message's field); a real one is about 150 characters */
 export const MAX_TOKEN_LENGTH = 1024
 /** longest visitor name */
-const MAX_VISITOR_LENGTH = 128
+export const MAX_VISITOR_LENGTH = 128
+/** longest lifetime of a token: a week */
+export const MAX_TOKEN_TTL_SECONDS = 7 * 86400
 
 /**
  * @typedef {object} JoinClaims
@@ -46,7 +48,7 @@ export function signJoinToken ({ origin, visitor = '', ttlSeconds = DEFAULT_TOKE
   checkSecret(secret)
   if (!isOrigin(origin)) throw new TypeError(`origin must be scheme://host[:port], got ${JSON.stringify(origin)}`)
   if (typeof visitor !== 'string' || visitor.length > MAX_VISITOR_LENGTH) throw new TypeError(`visitor must be a string of at most ${MAX_VISITOR_LENGTH} characters`)
-  if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > 7 * 86400) throw new TypeError('ttlSeconds must be an integer from 1 to 604800 (a week)')
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TOKEN_TTL_SECONDS) throw new TypeError(`ttlSeconds must be an integer from 1 to ${MAX_TOKEN_TTL_SECONDS} (a week)`)
   const payload = Buffer.from(JSON.stringify({ o: origin, v: visitor, e: Math.floor(now / 1000) + ttlSeconds })).toString('base64url')
   return `${VERSION}.${payload}.${mac(payload, secret)}`
 }

@@ -230,6 +230,9 @@ export class Coordinator extends EventEmitter {
       }
     })
     this.wss.on('connection', (ws, req) => this.#accept(ws, req))
+    // ws re-emits the HTTP server's errors (listen's EADDRINUSE, …), where unheard they would crash
+    // the process; `once(this.http, 'listening')` rejects with them, so start() throws them instead.
+    this.wss.on('error', () => {})
     this.http.listen(config.port, config.host)
     await once(this.http, 'listening')
     const { port } = /** @type {import('node:net').AddressInfo} */ (this.http.address())

@@ -49,3 +49,10 @@ test('flags win over environment variables', () => {
   assert.deepEqual(options, { port: 9000, redisUrl: 'redis://r:6379', iceServers: [{ urls: 'stun:a:1' }, { urls: 'stun:b:2' }] })
   assert.deepEqual(optionsFrom([], { ICE_SERVERS: '[{"urls":"turn:t:3478","username":"u","credential":"c"}]' }).iceServers, [{ urls: 'turn:t:3478', username: 'u', credential: 'c' }])
 })
+
+test('a negative number is a flag\'s value (--stun-port -1, documented); messages name options as the caller says', () => {
+  assert.deepEqual(optionsFrom(['--stun-port', '-1', '--ice-servers', 'stun:s:3478'], {}), { stunPort: -1, iceServers: [{ urls: 'stun:s:3478' }] })
+  assert.throws(() => resolveConfig({ shardTtlMs: 1500 }), /option "shardTtlMs" \(1500\) must be at least twice "shardHeartbeatMs" \(1000\)/)
+  assert.throws(() => resolveConfig({ shardTtlMs: 1500 }, { nameOf: (option) => `<${option}>` }), /option <shardTtlMs> \(1500\) must be at least twice <shardHeartbeatMs>/)
+  assert.throws(() => optionsFrom(['--port', '12abc'], {}), { code: 'MGH_CLI_ERR_BAD_VALUE', message: /--port must be an integer from 0 to 65535, got "12abc"/ })
+})

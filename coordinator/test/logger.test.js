@@ -23,7 +23,7 @@ test('the level is the one given (the logLevel option, LOG_LEVEL in the bin), in
   assert.throws(() => createLogger({ level: 'verbose', destination }), /must be one of fatal, error, warn, info, debug, trace, silent/)
   assert.equal(optionsFrom([], { LOG_LEVEL: 'debug', LOG_IPS: 'yes' }).logLevel, 'debug')
   assert.equal(optionsFrom([], { LOG_IPS: 'yes' }).logIps, true)
-  assert.throws(() => optionsFrom([], { LOG_IPS: 'maybe' }), TypeError)
+  assert.throws(() => optionsFrom([], { LOG_IPS: 'maybe' }), { code: 'MGH_CLI_ERR_BAD_VALUE', message: /LOG_IPS must be true or false/ })
   assert.throws(() => resolveConfig({ logLevel: 'loud' }), TypeError)
 })
 
