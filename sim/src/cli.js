@@ -7,7 +7,7 @@
 import { tmpdir } from 'node:os'
 import { parseArgs } from 'node:util'
 import { GENERATOR_BYTE_PARAMS, INPUT_DEFAULTS, SIM_DEFAULTS, SIM_OPTION_SPECS, TEXT_KINDS, parseNumber, resolveConfig } from './config.js'
-import { ERRORS, MayghError } from '../../protocol/index.js'
+import { ERRORS, MayghError, commandError, readArgs } from '../../protocol/index.js'
 import { formatBinaryBytes, formatCount, formatSize } from './report/format.js'
 import { ProgressBar } from './report/progress.js'
 import { writeReport } from './report/report-html.js'
@@ -41,7 +41,7 @@ const GENERAL = /** @type {const} */ ([
   ['sweep', 'NAME=V1,V2,…', 'replay once per value of a model option and tabulate savings (repeatable)'],
   ['jobs', String(DEFAULT_PARALLEL), 'runs (main and sweep values) replayed at once, each on a core of its own'],
   ['no-progress', '', 'never draw the progress bar'],
-  ['help', '', 'show this help']
+  ['help', '', 'print this help and exit']
 ])
 
 const MODEL_HELP = /** @type {Record<string, string>} */ ({
@@ -77,23 +77,86 @@ const MODEL_HELP = /** @type {Record<string, string>} */ ({
   seed: 'seed of all random choices'
 })
 
-/** @returns {string} the --help text */
+const GENERATOR_HELP = /** @type {Record<string, string>} */ ({
+  days: 'days of trace',
+  requests: 'expected asset requests over all days (page requests come on top)',
+  start: 'first second of the trace, Unix time',
+  utcOffset: 'hours from UTC of the audience\'s clock, for the cycles (negative west of Greenwich)',
+  alpha: 'Zipf exponent of catalog popularity',
+  catalogPerRequest: 'catalog objects per expected request',
+  oneTimeShare: 'share of requests for a photo nobody asks for again',
+  siteAssets: 'site-wide assets: the page templates\' CSS and JS bundles',
+  siteAssetsPerLoad: 'site-wide assets a cold page load fetches',
+  siteAssetRefetch: 'probability a returning visitor\'s HTTP cache has lost them',
+  sizeMedian: 'median photo size, bytes (lognormal body)',
+  sizeSigma: 'sigma of log(size)',
+  tailShare: 'share of objects in the Pareto tail',
+  tailAlpha: 'Pareto shape of the tail',
+  tailMin: 'smallest tail object, bytes',
+  sizeMax: 'largest object, bytes',
+  siteAssetMedian: 'median size of a site-wide asset, bytes',
+  sessionMin: 'fewest requests in a session',
+  sessionMax: 'most requests in a session',
+  pageAssetsMin: 'fewest assets a page view asks the origin for',
+  pageAssetsMax: 'most assets a page view asks the origin for',
+  pageBytes: 'bytes of each page request (0: the pages came from another host)',
+  assetGapMedian: 'median seconds from a page request to its first asset, and between its assets',
+  pageGapMedian: 'median seconds from a page view\'s last asset to the next page request',
+  gapSigma: 'sigma of log(gap), both gaps',
+  returnShare: 'share of sessions by returning visitors',
+  heavyClients: 'heavy clients (crawlers, sellers watching their shops, office proxies)',
+  heavyShare: 'share of sessions that are the heavy clients\'',
+  heavyFactor: 'a heavy client\'s sessions are this many times longer',
+  dailyAmplitude: 'daily cycle: rate ∝ 1 + a·cos(2π(hour − peak hour)/24)',
+  peakHour: 'hour of the daily peak, audience\'s clock',
+  weeklyAmplitude: 'weekly cycle: rate ∝ 1 + a·cos(2π(day − peak day)/7)',
+  peakDay: 'day of the weekly peak (0 = Sunday)'
+})
+
+/** Every flag, as parseArgs takes it: the general ones, the model's, the generator's. */
+export const SIM_FLAGS = Object.freeze(/** @type {Record<string, import('../../protocol/cli-args.js').FlagSpec>} */ ({
+  ...Object.fromEntries(GENERAL.map(([flag, arg]) => [flag, { type: arg === '' ? 'boolean' : 'string', ...(flag === 'sweep' ? { multiple: true } : {}) }])),
+  ...Object.fromEntries(Object.values(SIM_OPTION_SPECS).map((spec) => [spec.flag, { type: 'string' }])),
+  ...Object.fromEntries(GENERATOR_FLAGS.map(({ flag }) => [flag, { type: 'string' }]))
+}))
+
+/**
+ * @returns {string} the --help text
+ * @throws {TypeError} when a model option or generator parameter has no help (a test calls it)
+ */
 export function helpText () {
+  const lacking = [
+    ...Object.keys(SIM_OPTION_SPECS).filter((key) => !MODEL_HELP[key]),
+    ...GENERATOR_FLAGS.filter(({ key }) => !GENERATOR_HELP[key]).map(({ key }) => key)
+  ]
+  if (lacking.length > 0) throw new TypeError(`no help for ${lacking.join(', ')}`)
   const rows = [
     ...GENERAL.map(([flag, arg, text]) => [`--${flag}${arg ? ` ${arg}` : ''}`, text]),
     ['', ''],
     ['model options', '(default)'],
     ...Object.entries(SIM_OPTION_SPECS).map(([key, spec]) => [`--${spec.flag}`, `${MODEL_HELP[key]} (${showDefault(/** @type {any} */ (SIM_DEFAULTS)[key], spec.kind)})`]),
     ['', ''],
-    ['generator (--synthetic etsy)', '(default; docs/simulator.md explains each)'],
-    ...GENERATOR_FLAGS.map(({ key, flag }) => [`--${flag}`, showDefault(/** @type {any} */ (ETSY_DEFAULTS)[key], GENERATOR_BYTE_PARAMS.includes(key) ? 'bytes' : 'number')])
+    ['generator (--synthetic etsy)', '(default; docs/simulator.md says why each)'],
+    ...GENERATOR_FLAGS.map(({ key, flag }) => [`--${flag}`, `${GENERATOR_HELP[key]} (${showDefault(/** @type {any} */ (ETSY_DEFAULTS)[key], GENERATOR_BYTE_PARAMS.includes(key) ? 'bytes' : 'number')})`])
   ]
   const width = Math.max(...rows.map((r) => r[0].length))
   return [
     'usage: maygh-sim --trace FILE [--format clf|epa|csv] [options]',
     '       maygh-sim --synthetic etsy [--days 7] [--requests N] [--seed N] [options]',
     '',
+    'Replays an access log (or an Etsy-like week) through the Maygh model and',
+    'reports the share of bytes visitors\' browsers would have served each other',
+    '(docs/simulator.md).',
+    '',
+    'A flag\'s value is the next argument or follows "=" (--linger=60); a negative',
+    'number may be the next argument (--utc-offset -8), any other value that starts',
+    'with "-" takes "=". Numbers take exponents (2e7); sizes and rates binary',
+    'suffixes (50m = 50 MiB); budgets and rates inf.',
+    '',
     ...rows.map(([a, b]) => (a ? `  ${a.padEnd(width)}  ${b}` : '')),
+    '',
+    'Bad flags and inputs print "maygh-sim: CODE: message" on stderr and exit with',
+    'status 2 (codes: docs/simulator.md, "Error codes").',
     ''
   ].join('\n')
 }
@@ -115,29 +178,8 @@ function showDefault (v, kind) {
  * @param {string[]} argv
  */
 export function parseCli (argv) {
-  /** @type {Record<string, { type: 'string' | 'boolean', multiple?: boolean }>} */
-  const options = {
-    trace: { type: 'string' },
-    format: { type: 'string' },
-    'order-tolerance': { type: 'string' },
-    sort: { type: 'boolean' },
-    'sort-memory': { type: 'string' },
-    synthetic: { type: 'string' },
-    json: { type: 'boolean' },
-    report: { type: 'string' },
-    sweep: { type: 'string', multiple: true },
-    jobs: { type: 'string' },
-    'no-progress': { type: 'boolean' },
-    help: { type: 'boolean' }
-  }
-  for (const spec of Object.values(SIM_OPTION_SPECS)) options[spec.flag] = { type: 'string' }
-  for (const { flag } of GENERATOR_FLAGS) options[flag] = { type: 'string' }
-  let values
-  try {
-    ({ values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false }))
-  } catch (err) {
-    throw new MayghError(ERRORS.MGH_SIM_ERR_BAD_FLAG, /** @type {Error} */ (err).message)
-  }
+  const { tokens } = parseArgs({ args: argv, options: SIM_FLAGS, strict: false, allowPositionals: true, tokens: true })
+  const { values } = readArgs(/** @type {import('../../protocol/cli-args.js').ArgToken[]} */ (tokens), SIM_FLAGS, { code: ERRORS.MGH_SIM_ERR_BAD_FLAG })
   const v = /** @type {Record<string, any>} */ (values)
   if (v.help) return { help: true }
   if ((v.trace === undefined) === (v.synthetic === undefined)) throw new MayghError(ERRORS.MGH_SIM_ERR_NO_INPUT, v.trace !== undefined ? 'both given' : undefined)
@@ -249,11 +291,8 @@ export async function main (argv, io = {}) {
     return 0
   } catch (err) {
     bar?.done()
-    if (err instanceof MayghError) {
-      stderr.write(`maygh-sim: ${err.code}: ${err.message}\n`)
-      return err.exit ?? 2
-    }
-    stderr.write(`maygh-sim: internal error: ${/** @type {Error} */ (err)?.stack ?? err}\n`)
-    return 1
+    const { line, exit } = commandError('maygh-sim', err)
+    stderr.write(`${line}\n`)
+    return exit
   }
 }
