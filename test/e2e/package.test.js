@@ -27,7 +27,7 @@ import { PACKAGES, pack } from '../../scripts/packages.js'
 const run = promisify(execFile)
 const IMAGES = ['/img/p01.png', '/img/p02.png', '/img/p03.png', '/img/p04.png']
 /** what only the operator needs: none of it reaches a site owner */
-const SERVER_DEPENDENCIES = ['ws', 'ioredis', 'pino', 'prom-client', 'chart.js', 'cluster-key-slot']
+const SERVER_DEPENDENCIES = ['ws', 'ioredis', 'pino', 'sonic-boom', 'prom-client', 'chart.js', 'cluster-key-slot']
 
 /** @type {string} */
 let tmp
