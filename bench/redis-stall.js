@@ -12,8 +12,11 @@ import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startCoordinator } from '../coordinator/src/server.js'
 import { startRedisServer } from '../test/support/redis-server.js'
-import { TestClient } from '../coordinator/test/test-client.js'
-import { h } from '../coordinator/test/store-contract.js'
+import { TestClient } from '../test/support/test-client.js'
+import { sriHash } from '../client/manifest.js'
+
+/** an asset's name, made from a word */
+const h = (/** @type {string} */ word) => sriHash(Buffer.from(word))
 
 const { values } = parseArgs({ options: { 'store-timeout-ms': { type: 'string' }, 'stall-s': { type: 'string' }, json: { type: 'boolean' } } })
 const timeoutMs = Number(values['store-timeout-ms'] ?? 1000)

@@ -14,7 +14,7 @@ import { resolveConfig } from '../src/config.js'
 import { createLogger } from '../src/logger.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import WebSocket from 'ws'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 
 const SECRET = 'a-secret-of-at-least-32-characters!'
 const OLD_SECRET = 'the-secret-before-rotation-0123456789'

@@ -9,7 +9,7 @@ import { closeSync, existsSync, openSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../../test/support/redis-server.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 
 const BIN = fileURLToPath(new URL('../bin/maygh-coordinator.js', import.meta.url))
 /** A generous bound: the drain window below is 100 ms, and the exit flushes logs for at most 2 s. */

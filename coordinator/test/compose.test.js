@@ -21,7 +21,7 @@ import { addressTranslator } from '../../test/support/compose-addresses.js'
 import { interpolate, loadCompose, readDockerfile } from '../../test/support/compose-files.js'
 import { reach } from '../../scripts/packages.js'
 import { PROGRAMS, REPO_ROOT, startMayghCompose } from '../../test/support/compose-topology.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 
 const run = promisify(execFile)
 const BASE = ['docker-compose.yml']

@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { connect } from 'node:net'
 import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 import { signJoinToken } from '../src/join-token.js'
 import { h, peerRemoved, sample } from './store-contract.js'
 

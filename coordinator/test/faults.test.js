@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { startCoordinator } from '../src/server.js'
 import { startRedisServer } from '../../test/support/redis-server.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 import { h } from './store-contract.js'
 import { shardOfPeer } from '../../protocol/index.js'
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
 import { Networks, networkOf } from '../src/networks.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 import { h, peerRemoved } from './store-contract.js'
 
 test('a network is an address\'s /24 or /48', () => {

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto'
 import { Ice, turnServer } from '../src/ice.js'
 import { resolveConfig } from '../src/config.js'
 import { startCoordinator } from '../src/server.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 import { h } from './store-contract.js'
 
 const SECRET = 'a-turn-secret-of-some-length'

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
 import { signJoinToken } from '../src/join-token.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 import { h, peerRemoved } from './store-contract.js'
 
 /** @param {string} name @returns {string} a visitor key as a browser keeps one */

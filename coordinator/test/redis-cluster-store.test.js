@@ -11,7 +11,7 @@ import { RedisStore, parseClusterUrl } from '../src/store/redis-store.js'
 import { startCoordinator } from '../src/server.js'
 import { startRedisCluster } from '../../test/support/redis-cluster.js'
 import { storeContract, h, peerRemoved } from './store-contract.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 
 /** @type {Awaited<ReturnType<typeof startRedisCluster>>} */
 let cluster

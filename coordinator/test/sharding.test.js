@@ -4,7 +4,7 @@ import { Redis } from 'ioredis'
 import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
 import { startRedisServer } from '../../test/support/redis-server.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 import { h, peerRemoved } from './store-contract.js'
 
 /**

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { startCoordinator } from '../src/server.js'
 import { MemoryStore } from '../src/store/memory-store.js'
-import { TestClient } from './test-client.js'
+import { TestClient } from '../../test/support/test-client.js'
 import { until } from '../../test/support/browsers.js'
 
 const SHOP = 'https://shop.example'
