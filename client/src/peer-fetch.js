@@ -21,6 +21,53 @@ import { channelPassOverMs, outrun, passOverMs, smooth } from '../../policy/hedg
 /** @typedef {{ bytes: Uint8Array<ArrayBuffer>, type: string, peer: string }} PeerAsset */
 
 export class PeerFetch {
+  /** @type {ConstructorParameters<typeof PeerFetch>[0]} */
+  #options
+  /** @type {Set<string>} peers not asked again this session: they sent bad bytes, never opened a channel or stalled */
+  banned = new Set()
+  /** @type {Set<string>} peers reported to the coordinator */
+  #reported = new Set()
+  /** @type {Set<string>} peers that sent nothing for a hedge deadline: asked after the others */
+  quiet = new Set()
+  /**
+   * Peers that have left (their channel closed, or the coordinator no longer knows them): not
+   * asked again this page, though a lookup made before they left still names them (holdersOf).
+   * @type {Set<string>}
+   */
+  #gone = new Set()
+  /** requests that asked peers so far: where in its holder list the next one starts */
+  #turn = 0
+  /** whether this page has tried a channel while unreached (reach.js) */
+  #probed = false
+  /** whether the page's first lookup has been gathered (it carries offers, protocol 3) */
+  #offered = false
+  /** @type {Promise<import('./peer-link.js').Signal[]> | undefined} offers for it made before the page joined */
+  #offers
+  /**
+   * The lookups a page asks for in one turn, as one `lookup {hashes}`; the page's first carries
+   * offers, made with the ICE servers the welcome named (or an earlier page's) while it gathers.
+   * @type {TurnBatch<Promise<import('./peer-link.js').Signal[]> | null, any>}
+   */
+  #lookups
+  /** requests per peer at once, and who goes next */
+  #slots = new PeerSlots()
+  /** @type {Map<string, { at: number, holders: Promise<string[]> }>} pieced assets' holders, by asset, as last looked up (holdersOf) */
+  #partHolders = new Map()
+  /**
+   * How long this page's holders took to send a request's first byte,
+   * smoothed (ms, null before any did): a holder much slower than that is
+   * passed over (policy/hedge-rule.js passOverMs), as is a channel much slower to
+   * open than the page's others (PeerPool.openPace).
+   * @type {number | null}
+   */
+  answerPace = null
+  /**
+   * The rate this page's holders send a reply at once its first byte has
+   * come, smoothed (bytes per ms, null before any reply was whole).
+   * @type {number | null}
+   */
+  #peerRate = null
+
   /**
    * @param {object} o
    * @param {import('./signaling.js').Signaling} o.signaling
@@ -31,55 +78,12 @@ export class PeerFetch {
    * @param {import('./reach.js').Reach} [o.reach] whether this visitor's channels open at all: while they do not, its requests race the origin at once
    */
   constructor (o) {
-    this.o = o
-    /** @type {Set<string>} peers not asked again this session: they sent bad bytes, never opened a channel or stalled */
-    this.banned = new Set()
-    /** @type {Set<string>} peers reported to the coordinator */
-    this.reported = new Set()
-    /** @type {Set<string>} peers that sent nothing for a hedge deadline: asked after the others */
-    this.quiet = new Set()
-    /**
-     * Peers that have left (their channel closed, or the coordinator no longer knows them): not
-     * asked again this page, though a lookup made before they left still names them (holdersOf).
-     * @type {Set<string>}
-     */
-    this.gone = new Set()
-    /** requests that asked peers so far: where in its holder list the next one starts */
-    this.turn = 0
-    /** whether this page has tried a channel while unreached (reach.js) */
-    this.probed = false
-    /** whether the page's first lookup has been gathered (it carries offers, protocol 3) */
-    this.offered = false
-    /** @type {Promise<import('./peer-link.js').Signal[]> | undefined} offers for it made before the page joined */
-    this.offers = undefined
-    /**
-     * The lookups a page asks for in one turn, as one `lookup {hashes}`; the page's first carries
-     * offers, made with the ICE servers the welcome named (or an earlier page's) while it gathers.
-     * @type {TurnBatch<Promise<import('./peer-link.js').Signal[]> | null, any>}
-     */
-    this.lookups = new TurnBatch(LIMITS.maxLookupHashes, () => {
-      const offers = this.offered ? null : this.offers ?? o.pool.prepare(OFFERS)
-      this.offered = true
+    this.#options = o
+    this.#lookups = new TurnBatch(LIMITS.maxLookupHashes, () => {
+      const offers = this.#offered ? null : this.#offers ?? o.pool.prepare(OFFERS)
+      this.#offered = true
       return offers
-    }, (hashes, offers) => this.lookup(hashes, offers))
-    /** requests per peer at once, and who goes next */
-    this.slots = new PeerSlots()
-    /** @type {Map<string, { at: number, holders: Promise<string[]> }>} pieced assets' holders, by asset, as last looked up (holdersOf) */
-    this.partHolders = new Map()
-    /**
-     * How long this page's holders took to send a request's first byte,
-     * smoothed (ms, null before any did): a holder much slower than that is
-     * passed over (policy/hedge-rule.js passOverMs), as is a channel much slower to
-     * open than the page's others (PeerPool.openPace).
-     * @type {number | null}
-     */
-    this.answerPace = null
-    /**
-     * The rate this page's holders send a reply at once its first byte has
-     * come, smoothed (bytes per ms, null before any reply was whole).
-     * @type {number | null}
-     */
-    this.peerRate = null
+    }, (hashes, offers) => this.#lookup(hashes, offers))
   }
 
   /**
@@ -87,8 +91,8 @@ export class PeerFetch {
    * this page's pace so far (null before any holder answered).
    * @param {number} size
    */
-  expectedMs (size) {
-    return this.answerPace === null ? null : this.answerPace + (this.peerRate ? size / this.peerRate : 0)
+  #expectedMs (size) {
+    return this.answerPace === null ? null : this.answerPace + (this.#peerRate ? size / this.#peerRate : 0)
   }
 
   /**
@@ -99,19 +103,19 @@ export class PeerFetch {
    * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
    */
   async get (url, { hash: part, size, of }, { signal, onBytes, deadline, priority, originMs, race }) {
-    const { stats, pool, config } = this.o
+    const { stats, pool, config } = this.#options
     // What is looked up, and reported; `part` is what is asked for, and verified.
     const hash = of ?? part
-    const holders = of ? await this.holdersOf(of, url) : await this.holders(hash, url)
+    const holders = of ? await this.#holdersOf(of, url) : await this.holders(hash, url)
     // This visitor's channels have not been opening (reach.js): the origin now, the holders all the same
     // (a channel that opens clears it). Not where the site prefers savings: its deadline is none.
-    if (holders.length && deadline() < Infinity && this.o.reach?.unreached()) {
+    if (holders.length && deadline() < Infinity && this.#options.reach?.unreached()) {
       race()
       // The origin will likely win before any holder is asked: one channel a page is tried all the same.
-      if (!this.probed) pool.transfer(holders[0]).catch(() => {})
-      this.probed = true
+      if (!this.#probed) pool.transfer(holders[0]).catch(() => {})
+      this.#probed = true
     }
-    const turn = this.turn++ % (holders.length || 1)
+    const turn = this.#turn++ % (holders.length || 1)
     // Holders that went quiet on this page before are asked last; those with a channel open or opening first.
     const rank = (/** @type {string} */ p) => 2 * Number(this.quiet.has(p)) - Number(pool.reaching(p))
     const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => rank(a) - rank(b))
@@ -122,10 +126,10 @@ export class PeerFetch {
     let asked = false
     for (;;) {
       // Requests started together share their holders: one may have failed another meanwhile.
-      const left = order.filter((p) => !tried.has(p) && !this.banned.has(p) && !this.gone.has(p))
+      const left = order.filter((p) => !tried.has(p) && !this.banned.has(p) && !this.#gone.has(p))
       if (signal.aborted || !left.length) return null
       // The first of them with a free slot (peer-slots.js), the page's most urgent requests first.
-      const peer = await this.slots.take(left, priority(), { signal, onBytes })
+      const peer = await this.#slots.take(left, priority(), { signal, onBytes })
       if (peer === null) return null
       tried.add(peer)
       const others = left.length > 1
@@ -136,7 +140,7 @@ export class PeerFetch {
         // Every request waiting for one channel is released at once: timed from the attempt's start.
         const since = pool.reachingSince(peer) ?? performance.now()
         // Reported whenever it fails, even after this request has moved on.
-        attempt.catch((err) => this.report(peer, hash, FAULTS[err.code]))
+        attempt.catch((err) => this.#report(peer, hash, FAULTS[err.code]))
         // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
         // dropped, and the next holder tried (the page does not wait out the timeout). One much
         // slower than the page's other channels is left sooner, and kept: it may still open.
@@ -146,34 +150,34 @@ export class PeerFetch {
         if (!transfer) {
           if (performance.now() - since >= cap) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
           // Reported (the operator's figures; it quarantines nobody), not dropped: it may yet open.
-          this.report(peer, hash, 'no_channel', false)
+          this.#report(peer, hash, 'no_channel', false)
           this.quiet.add(peer)
-          this.slots.avoid(peer)
+          this.#slots.avoid(peer)
           continue
         }
         // The origin may have won while the channel opened: then the holder is asked nothing. Nor
         // is it when the page's pace says it would lose the race anyway (policy/hedge-rule.js outrun):
         // the origin at once.
-        if (signal.aborted || outrun(this.expectedMs(size ?? 0), deadline(), originMs())) return null
+        if (signal.aborted || outrun(this.#expectedMs(size ?? 0), deadline(), originMs())) return null
         // The last holder is waited for however quiet (the origin is asked meanwhile).
         const quietMs = () => others ? passOverMs(deadline(), this.answerPace) : Infinity
         if (!asked) onBytes()
         asked = true
-        asset = await this.request(transfer, peer, part, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
+        asset = await this.#request(transfer, peer, part, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
       } catch (err) {
-        if (GONE.has(err.code)) this.gone.add(peer)
+        if (GONE.has(err.code)) this.#gone.add(peer)
         // A peer's fault (a channel not open in time, a stall, …) counts whether or not the origin
         // has won meanwhile; the request's own abort is none.
-        this.report(peer, hash, FAULTS[err.code])
+        this.#report(peer, hash, FAULTS[err.code])
         if (signal.aborted) return null
         if (err !== QUIET) stats.error({ url, hash, code: err.code, message: String(err.message) })
         continue
       } finally {
-        this.slots.give(peer)
+        this.#slots.give(peer)
       }
       if (!(await matches(asset.bytes, part))) {
         stats.rejected({ url, hash, peer })
-        this.report(peer, hash, 'hash_mismatch')
+        this.#report(peer, hash, 'hash_mismatch')
         continue
       }
       return { ...asset, peer }
@@ -196,7 +200,7 @@ export class PeerFetch {
    * @param {number} maxBytes
    * @param {{ signal: AbortSignal, onBytes: () => void, quietMs: () => number }} how
    */
-  async request (transfer, peer, hash, maxBytes, { signal, onBytes, quietMs }) {
+  async #request (transfer, peer, hash, maxBytes, { signal, onBytes, quietMs }) {
     const attempt = new AbortController()
     const stop = () => attempt.abort(signal.reason)
     signal.addEventListener('abort', stop, { once: true })
@@ -206,7 +210,7 @@ export class PeerFetch {
       if (!late) return
       this.quiet.add(peer)
       // Requests waiting for it that have another holder no longer wait for it.
-      this.slots.avoid(peer)
+      this.#slots.avoid(peer)
       attempt.abort(QUIET)
     })
     let answered = false
@@ -222,14 +226,14 @@ export class PeerFetch {
             wait.stop()
             this.answerPace = smooth(this.answerPace, performance.now() - sent)
           }
-          this.slots.busy(peer)
+          this.#slots.busy(peer)
           onBytes()
         }
       })
       // Timed from its own first frame (those before it were other replies'); a reply that came
       // in one read says nothing about the rate.
       const ms = performance.now() - (replying ?? performance.now())
-      if (asset.bytes.length > 0 && ms > 1) this.peerRate = smooth(this.peerRate, asset.bytes.length / ms)
+      if (asset.bytes.length > 0 && ms > 1) this.#peerRate = smooth(this.#peerRate, asset.bytes.length / ms)
       return asset
     } finally {
       wait.stop()
@@ -246,17 +250,17 @@ export class PeerFetch {
    * @param {string | undefined} reason a REPORT_REASONS value; none: not the peer's fault (e.g. our coordinator went)
    * @param {boolean} [ban] ask it nothing more (default: unless it only lacked this asset)
    */
-  report (peer, hash, reason, ban = reason !== 'miss') {
+  #report (peer, hash, reason, ban = reason !== 'miss') {
     if (!reason) return
     if (ban && !this.banned.has(peer)) {
       this.banned.add(peer)
-      this.o.pool.drop(peer)
-      this.slots.drop(peer)
+      this.#options.pool.drop(peer)
+      this.#slots.drop(peer)
     }
     // Once per peer and page: the coordinator counts one per visitor anyway.
-    if (this.reported.has(peer)) return
-    this.reported.add(peer)
-    this.o.signaling.send({ type: 'report', peer, hash, reason })
+    if (this.#reported.has(peer)) return
+    this.#reported.add(peer)
+    this.#options.signaling.send({ type: 'report', peer, hash, reason })
   }
 
   /**
@@ -264,12 +268,12 @@ export class PeerFetch {
    * @param {string[]} hashes
    * @param {Promise<import('./peer-link.js').Signal[]> | null} offers the page's first lookup carries them (protocol 3)
    */
-  async lookup (hashes, offers) {
-    const { signaling, pool } = this.o
+  async #lookup (hashes, offers) {
+    const { signaling, pool } = this.#options
     // Offers not made by now go unused: the lookup does not wait on them.
     const made = offers && await Promise.race([offers, new Promise((resolve) => setTimeout(resolve, OFFER_WAIT_MS, []))])
     const lookup = { type: 'lookup', hashes, connected: pool.connected().slice(0, LIMITS.maxConnected), offers: made?.length ? made : undefined }
-    return signaling.request(lookup, this.o.config.lookupTimeoutMs, { retry: true, afterJoin: true })
+    return signaling.request(lookup, this.#options.config.lookupTimeoutMs, { retry: true, afterJoin: true })
       .then((reply) => {
         if (offers) pool.bind(reply?.offered ?? {})
         return reply
@@ -280,15 +284,15 @@ export class PeerFetch {
   }
 
   /** Resolves once a join is on its way (Signaling's `joining`). */
-  joinSent () {
-    const { signaling } = this.o
+  #joinSent () {
+    const { signaling } = this.#options
     return new Promise((resolve) => {
       const sent = () => {
         signaling.off('joining', sent)
         resolve(undefined)
       }
       signaling.on('joining', sent)
-      this.o.ready.then(sent)
+      this.#options.ready.then(sent)
     })
   }
 
@@ -300,14 +304,14 @@ export class PeerFetch {
    * @param {string} url for events
    * @returns {Promise<string[]>}
    */
-  async holdersOf (hash, url) {
+  async #holdersOf (hash, url) {
     const now = performance.now()
-    let known = this.partHolders.get(hash)
+    let known = this.#partHolders.get(hash)
     if (!known || now - known.at > PART_HOLDERS_MS) {
-      this.partHolders.set(hash, (known = { at: now, holders: this.holders(hash, url) }))
-      if (this.partHolders.size > PART_ASSETS_KEPT) this.partHolders.delete(/** @type {string} */ (this.partHolders.keys().next().value))
+      this.#partHolders.set(hash, (known = { at: now, holders: this.holders(hash, url) }))
+      if (this.#partHolders.size > PART_ASSETS_KEPT) this.#partHolders.delete(/** @type {string} */ (this.#partHolders.keys().next().value))
     }
-    return (await known.holders).filter((p) => !this.banned.has(p) && !this.gone.has(p))
+    return (await known.holders).filter((p) => !this.banned.has(p) && !this.#gone.has(p))
   }
 
   /**
@@ -325,25 +329,25 @@ export class PeerFetch {
    * @returns {Promise<string[]>}
    */
   async holders (hash, url = '') {
-    const { signaling, pool } = this.o
+    const { signaling, pool } = this.#options
     if (!signaling.joined) {
       if (signaling.stopped || signaling.unreachable()) return []
       // With the ICE servers an earlier page was told (the offers need them), the page's offers are
       // made now and its lookup follows its join at once: one round trip to the coordinator, not two.
       // Else the welcome tells them.
-      if (!signaling.ice.iceServers?.length) await this.o.ready
+      if (!signaling.ice.iceServers?.length) await this.#options.ready
       else {
-        if (!this.offered) this.offers ??= pool.prepare(OFFERS)
-        if (!signaling.joining) await Promise.race([this.o.ready, this.joinSent()])
+        if (!this.#offered) this.#offers ??= pool.prepare(OFFERS)
+        if (!signaling.joining) await Promise.race([this.#options.ready, this.#joinSent()])
       }
       if (!signaling.joined && !signaling.joining) return []
     }
     try {
-      const peers = (await this.lookups.add(hash)).found?.[hash]
+      const peers = (await this.#lookups.add(hash)).found?.[hash]
       return (Array.isArray(peers) ? peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
     } catch (err) {
       const code = /** @type {any} */ (err)?.code
-      if (code !== CLIENT_ERRORS.MGH_ERR_OFFLINE.code) this.o.stats.error({ url, hash, code: code ?? CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT.code, message: `lookup: ${/** @type {any} */ (err)?.message ?? err}` })
+      if (code !== CLIENT_ERRORS.MGH_ERR_OFFLINE.code) this.#options.stats.error({ url, hash, code: code ?? CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT.code, message: `lookup: ${/** @type {any} */ (err)?.message ?? err}` })
       return []
     }
   }

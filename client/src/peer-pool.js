@@ -23,6 +23,25 @@ const newCid = () => Math.random().toString(36).slice(2, 12)
  */
 
 export class PeerPool {
+  /** @type {ConstructorParameters<typeof PeerPool>[0]} */
+  #options
+  /** @type {Map<string, PeerLink>} by `${peer} ${cid}` */
+  links = new Map()
+  /** @type {Map<string, Transfer>} the open transfer used to request from each peer */
+  #open = new Map()
+  /** @type {Set<Transfer>} every open transfer */
+  #transfers = new Set()
+  /** @type {Map<string, Promise<Transfer>>} outgoing attempts in progress, by peer id */
+  #connecting = new Map()
+  /** @type {Map<string, number>} when each attempt in `connecting` began (performance.now()) */
+  #began = new Map()
+  /** @type {number | null} how long this page's channels we offered took to open, smoothed (ms; null before one did) */
+  openPace = null
+  /** @type {Map<string, object[]>} signals that arrived before their offer, by key */
+  early = new Map()
+  /** @type {Map<string, { link: PeerLink, unsent: object[] }>} offers made before their peer was known (prepare), by cid */
+  unbound = new Map()
+
   /**
    * @param {object} options
    * @param {import('./signaling.js').Signaling} options.signaling
@@ -36,25 +55,9 @@ export class PeerPool {
    *   not open within a fifth of connectTimeoutMs (the pass-over) or fails
    */
   constructor (options) {
-    this.options = options
-    /** @type {Map<string, PeerLink>} by `${peer} ${cid}` */
-    this.links = new Map()
-    /** @type {Map<string, Transfer>} the open transfer used to request from each peer */
-    this.open = new Map()
-    /** @type {Set<Transfer>} every open transfer */
-    this.transfers = new Set()
-    /** @type {Map<string, Promise<Transfer>>} outgoing attempts in progress, by peer id */
-    this.connecting = new Map()
-    /** @type {Map<string, number>} when each attempt in `connecting` began (performance.now()) */
-    this.began = new Map()
-    /** @type {number | null} how long this page's channels we offered took to open, smoothed (ms; null before one did) */
-    this.openPace = null
-    /** @type {Map<string, object[]>} signals that arrived before their offer, by key */
-    this.early = new Map()
-    /** @type {Map<string, { link: PeerLink, unsent: object[] }>} offers made before their peer was known (prepare), by cid */
-    this.unbound = new Map()
+    this.#options = options
     // signaling checked that `from` is a string and `signal` an object; onSignal checks `cid`
-    options.signaling.on('connect', (/** @type {{ from: string, signal: IncomingSignal, introduced?: unknown }} */ msg) => this.onSignal(msg.from, msg.signal, msg.introduced === true))
+    options.signaling.on('connect', (/** @type {{ from: string, signal: IncomingSignal, introduced?: unknown }} */ msg) => this.#onSignal(msg.from, msg.signal, msg.introduced === true))
     // A connection still being set up has lost its signalling path (and the
     // peer id it was set up under): fail it now, so its load moves on to the
     // next holder or the origin instead of waiting out connectTimeoutMs.
@@ -76,7 +79,7 @@ export class PeerPool {
 
   /** Peer ids we hold an open channel to. */
   connected () {
-    return [...this.open.keys()]
+    return [...this.#open.keys()]
   }
 
   /**
@@ -84,7 +87,7 @@ export class PeerPool {
    * @param {string} peer
    */
   reaching (peer) {
-    return this.open.get(peer)?.open === true || this.connecting.has(peer)
+    return this.#open.get(peer)?.open === true || this.#connecting.has(peer)
   }
 
   /**
@@ -93,12 +96,12 @@ export class PeerPool {
    * @returns {Promise<Transfer>}
    */
   transfer (peer) {
-    const open = this.open.get(peer)
+    const open = this.#open.get(peer)
     if (open?.open) return Promise.resolve(open)
-    let attempt = this.connecting.get(peer)
+    let attempt = this.#connecting.get(peer)
     if (!attempt) {
-      if (this.links.size >= MAX_LINKS) this.closeIdlest()
-      attempt = this.reach(peer, this.createLink(peer, newCid(), true))
+      if (this.links.size >= MAX_LINKS) this.#closeIdlest()
+      attempt = this.#reach(peer, this.#createLink(peer, newCid(), true))
     }
     return attempt
   }
@@ -108,19 +111,19 @@ export class PeerPool {
    * @param {PeerLink} link offering to it
    * @returns {Promise<Transfer>} the attempt `transfer` hands out until the channel opens
    */
-  reach (peer, link) {
+  #reach (peer, link) {
     const began = performance.now()
-    this.noteReach(link, began)
+    this.#noteReach(link, began)
     const attempt = link.opened.then((channel) => {
       this.openPace = smooth(this.openPace, performance.now() - began)
-      return this.attach(link, channel)
+      return this.#attach(link, channel)
     })
     attempt.finally(() => {
-      this.connecting.delete(peer)
-      this.began.delete(peer)
+      this.#connecting.delete(peer)
+      this.#began.delete(peer)
     }).catch(() => {})
-    this.connecting.set(peer, attempt)
-    this.began.set(peer, began)
+    this.#connecting.set(peer, attempt)
+    this.#began.set(peer, began)
     return attempt
   }
 
@@ -132,10 +135,10 @@ export class PeerPool {
    * @param {PeerLink} link
    * @param {number} began when the attempt began (performance.now())
    */
-  noteReach (link, began) {
-    const reach = this.options.reach
+  #noteReach (link, began) {
+    const reach = this.#options.reach
     if (!reach) return
-    const passOver = channelPassOverMs(this.options.config.connectTimeoutMs)
+    const passOver = channelPassOverMs(this.#options.config.connectTimeoutMs)
     let counted = false
     const miss = () => {
       if (!counted) reach.miss()
@@ -154,7 +157,7 @@ export class PeerPool {
    * @returns {number | undefined} performance.now() then; undefined when none is in progress
    */
   reachingSince (peer) {
-    return this.began.get(peer)
+    return this.#began.get(peer)
   }
 
   /**
@@ -168,7 +171,7 @@ export class PeerPool {
     /** @type {Promise<import('./peer-link.js').Signal | null>[]} */
     const offers = []
     for (let i = 0; i < n && this.links.size < MAX_LINKS; i++) {
-      const link = this.createLink('', newCid(), true)
+      const link = this.#createLink('', newCid(), true)
       offers.push(/** @type {Promise<import('./peer-link.js').Signal>} */ (link.offered).catch(() => null))
     }
     return Promise.all(offers).then((made) => /** @type {import('./peer-link.js').Signal[]} */ (made.filter(Boolean)))
@@ -183,20 +186,20 @@ export class PeerPool {
     const peerOf = new Map(Object.entries(offered).map(([peer, cid]) => [cid, peer]))
     for (const [cid, { link }] of this.unbound) {
       const peer = peerOf.get(cid)
-      if (typeof peer === 'string' && !this.reaching(peer)) this.bindOne(peer, cid)
+      if (typeof peer === 'string' && !this.reaching(peer)) this.#bindOne(peer, cid)
       else link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, 'offer not handed out'))
     }
   }
 
   /** @param {string} peer @param {string} cid one of `unbound` */
-  bindOne (peer, cid) {
+  #bindOne (peer, cid) {
     const { link, unsent } = /** @type {{ link: PeerLink, unsent: object[] }} */ (this.unbound.get(cid))
     this.unbound.delete(cid)
     link.peer = peer
     this.links.delete(` ${cid}`)
     this.links.set(`${peer} ${cid}`, link)
-    for (const signal of unsent) this.options.signaling.send({ type: 'connect', to: peer, signal })
-    this.reach(peer, link)
+    for (const signal of unsent) this.#options.signaling.send({ type: 'connect', to: peer, signal })
+    this.#reach(peer, link)
   }
 
   /**
@@ -204,8 +207,8 @@ export class PeerPool {
    * @param {string} cid
    * @param {boolean} initiator
    */
-  createLink (peer, cid, initiator) {
-    const { signaling, config } = this.options
+  #createLink (peer, cid, initiator) {
+    const { signaling, config } = this.#options
     const key = `${peer} ${cid}`
     /** @type {object[]} candidates of an offer not yet handed to a peer (prepare) */
     const unsent = []
@@ -214,7 +217,7 @@ export class PeerPool {
       cid,
       initiator,
       ice: signaling.ice,
-      RTCPeerConnection: this.options.env?.RTCPeerConnection,
+      RTCPeerConnection: this.#options.env?.RTCPeerConnection,
       timeoutMs: config.connectTimeoutMs,
       signal: (signal) => {
         // Not handed to a peer yet: its offer goes with a lookup, its candidates once it is (bind).
@@ -245,30 +248,30 @@ export class PeerPool {
    * @param {PeerLink} link
    * @param {RTCDataChannel} channel
    */
-  attach (link, channel) {
+  #attach (link, channel) {
     const transfer = new Transfer(channel, {
-      serve: this.options.serve,
-      stallMs: this.options.config.stallMs,
-      onServed: (hash, bytes) => this.options.onServed(link.peer, hash, bytes),
+      serve: this.#options.serve,
+      stallMs: this.#options.config.stallMs,
+      onServed: (hash, bytes) => this.#options.onServed(link.peer, hash, bytes),
       onClose: (err) => {
-        this.transfers.delete(transfer)
-        if (this.open.get(link.peer) === transfer) this.open.delete(link.peer)
+        this.#transfers.delete(transfer)
+        if (this.#open.get(link.peer) === transfer) this.#open.delete(link.peer)
         link.close(err)
       }
     })
     channel.onmessage = null
     for (const data of link.held.splice(0)) transfer.onMessage(data)
-    this.transfers.add(transfer)
-    const current = this.open.get(link.peer)
-    if (!current?.open) this.open.set(link.peer, transfer)
+    this.#transfers.add(transfer)
+    const current = this.#open.get(link.peer)
+    if (!current?.open) this.#open.set(link.peer, transfer)
     return transfer
   }
 
   /** Close the open channel that has been idle longest; false if none is idle. */
-  closeIdlest () {
+  #closeIdlest () {
     /** @type {Transfer | null} */
     let idlest = null
-    for (const t of this.transfers) if (t.idle && (!idlest || t.lastActive < idlest.lastActive)) idlest = t
+    for (const t of this.#transfers) if (t.idle && (!idlest || t.lastActive < idlest.lastActive)) idlest = t
     idlest?.close(new Error('closed to make room'))
     return idlest !== null
   }
@@ -279,10 +282,10 @@ export class PeerPool {
    * @param {boolean} [introduced] the coordinator says a lookup introduced `from` to us (or us to it):
    *   an offer is answered only then, and only while we serve
    */
-  onSignal (from, signal, introduced = false) {
+  #onSignal (from, signal, introduced = false) {
     if (typeof signal.cid !== 'string') return
     // An answer to an offer a lookup carried, ahead of the lookup's reply: it is from the holder it went to.
-    if (signal.sdp?.type === 'answer' && this.unbound.has(signal.cid) && !this.reaching(from)) this.bindOne(from, signal.cid)
+    if (signal.sdp?.type === 'answer' && this.unbound.has(signal.cid) && !this.reaching(from)) this.#bindOne(from, signal.cid)
     const key = `${from} ${signal.cid}`
     const link = this.links.get(key)
     if (link) {
@@ -290,12 +293,12 @@ export class PeerPool {
       return
     }
     if (signal.sdp?.type === 'offer') {
-      if (!introduced || !(this.options.serving?.() ?? true)) return
-      if (this.links.size >= MAX_LINKS && !this.closeIdlest()) return
-      const incoming = this.createLink(from, signal.cid, false)
+      if (!introduced || !(this.#options.serving?.() ?? true)) return
+      if (this.links.size >= MAX_LINKS && !this.#closeIdlest()) return
+      const incoming = this.#createLink(from, signal.cid, false)
       incoming.opened.then((channel) => {
-        this.options.reach?.opened()
-        this.attach(incoming, channel)
+        this.#options.reach?.opened()
+        this.#attach(incoming, channel)
       }, () => {})
       incoming.handle(signal)
       return

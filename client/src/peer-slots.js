@@ -24,15 +24,18 @@ const RANK = { blocking: 0, viewport: 1, later: 2 }
 /** @typedef {{ peers: string[], rank: number, seq: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting */
 
 export class PeerSlots {
+  /** @type {number} */
+  #perPeer
+  /** @type {Map<string, number>} slots in use, by peer */
+  #used = new Map()
+  /** @type {Waiting[]} most urgent first */
+  #waiting = []
+  #seq = 0
+  /** @type {Map<string, number>} when the requests waiting for each peer last heard of its bytes */
+  #heard = new Map()
+
   constructor (perPeer = SLOTS_PER_PEER) {
-    this.perPeer = perPeer
-    /** @type {Map<string, number>} slots in use, by peer */
-    this.used = new Map()
-    /** @type {Waiting[]} most urgent first */
-    this.waiting = []
-    this.seq = 0
-    /** @type {Map<string, number>} when the requests waiting for each peer last heard of its bytes */
-    this.heard = new Map()
+    this.#perPeer = perPeer
   }
 
   /**
@@ -44,27 +47,27 @@ export class PeerSlots {
    */
   take (peers, priority, { signal, onBytes }) {
     // A free slot has nobody waiting for it: give() hands freed slots on at once.
-    const free = peers.find((p) => (this.used.get(p) ?? 0) < this.perPeer)
+    const free = peers.find((p) => (this.#used.get(p) ?? 0) < this.#perPeer)
     if (free !== undefined) {
-      this.used.set(free, (this.used.get(free) ?? 0) + 1)
+      this.#used.set(free, (this.#used.get(free) ?? 0) + 1)
       return Promise.resolve(free)
     }
     if (signal.aborted || !peers.length) return Promise.resolve(null)
     return new Promise((resolve) => {
-      const w = { peers, rank: RANK[priority], seq: this.seq++, onBytes, resolve }
-      const at = this.waiting.findIndex((o) => o.rank > w.rank)
-      this.waiting.splice(at === -1 ? this.waiting.length : at, 0, w)
-      signal.addEventListener('abort', () => this.leave(w, null), { once: true })
+      const w = { peers, rank: RANK[priority], seq: this.#seq++, onBytes, resolve }
+      const at = this.#waiting.findIndex((o) => o.rank > w.rank)
+      this.#waiting.splice(at === -1 ? this.#waiting.length : at, 0, w)
+      signal.addEventListener('abort', () => this.#leave(w, null), { once: true })
     })
   }
 
   /** @param {string} peer one of its slots is free again: the most urgent request waiting for it takes it */
   give (peer) {
-    const w = this.waiting.find((o) => o.peers.includes(peer))
-    if (w) return this.leave(w, peer) // handed on: the count stays
-    const n = (this.used.get(peer) ?? 1) - 1
-    if (n > 0) this.used.set(peer, n)
-    else this.used.delete(peer)
+    const w = this.#waiting.find((o) => o.peers.includes(peer))
+    if (w) return this.#leave(w, peer) // handed on: the count stays
+    const n = (this.#used.get(peer) ?? 1) - 1
+    if (n > 0) this.#used.set(peer, n)
+    else this.#used.delete(peer)
   }
 
   /**
@@ -76,29 +79,29 @@ export class PeerSlots {
    */
   busy (peer) {
     const now = performance.now()
-    if (now - (this.heard.get(peer) ?? -Infinity) < BUSY_EVERY_MS) return
-    this.heard.set(peer, now)
-    for (const w of this.waiting) if (w.peers.includes(peer)) w.onBytes()
+    if (now - (this.#heard.get(peer) ?? -Infinity) < BUSY_EVERY_MS) return
+    this.#heard.set(peer, now)
+    for (const w of this.#waiting) if (w.peers.includes(peer)) w.onBytes()
   }
 
   /** @param {string} peer dropped: no request waits for it any more (one left with no candidate gets null) */
   drop (peer) {
-    this.heard.delete(peer)
-    for (const w of [...this.waiting]) {
+    this.#heard.delete(peer)
+    for (const w of [...this.#waiting]) {
       w.peers = w.peers.filter((p) => p !== peer)
-      if (!w.peers.length) this.leave(w, null)
+      if (!w.peers.length) this.#leave(w, null)
     }
   }
 
   /** @param {string} peer gone quiet: requests that have another candidate stop waiting for it */
   avoid (peer) {
-    for (const w of this.waiting) if (w.peers.length > 1) w.peers = w.peers.filter((p) => p !== peer)
+    for (const w of this.#waiting) if (w.peers.length > 1) w.peers = w.peers.filter((p) => p !== peer)
   }
 
   /** @param {Waiting} w @param {string | null} peer */
-  leave (w, peer) {
-    const at = this.waiting.indexOf(w)
-    if (at !== -1) this.waiting.splice(at, 1)
+  #leave (w, peer) {
+    const at = this.#waiting.indexOf(w)
+    if (at !== -1) this.#waiting.splice(at, 1)
     w.resolve(peer)
   }
 }

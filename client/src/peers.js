@@ -61,7 +61,7 @@ export function startPeers (config, store, env = globalThis) {
     signaling.on('welcome', () => resolve(true))
     signaling.on('refused', () => resolve(false))
     signaling.on('unreachable', () => resolve(false))
-    if (uplink.mode === 'off') return resolve(false)
+    if (uplink.state().mode === 'off') return resolve(false)
     // The socket opens now; its join waits until the holdings are known (haveKnown).
     signaling.resume()
     store.opened.then(() => {

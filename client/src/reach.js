@@ -16,36 +16,39 @@ import { unreached } from '../../policy/hedge-rule.js'
 const KEY = 'maygh-reach'
 
 export class Reach {
+  /** @type {Storage | undefined} */
+  #storage
+  /** the count as this page last set it: what counts when storage is unavailable */
+  #own = 0
+
   /** @param {Storage | undefined} storage the page's localStorage (none, or blocked: remembered for this page only) */
   constructor (storage) {
-    this.storage = storage
-    /** the count as this page last set it: what counts when storage is unavailable */
-    this.own = 0
+    this.#storage = storage
   }
 
   /** channels tried in a row that did not open (another tab's count included) */
   count () {
     try {
-      const v = this.storage?.getItem(KEY)
+      const v = this.#storage?.getItem(KEY)
       if (typeof v === 'string') return Number(v) || 0
     } catch {}
-    return this.own
+    return this.#own
   }
 
   /** @param {number} n */
-  set (n) {
-    this.own = n
-    try { this.storage?.setItem(KEY, String(n)) } catch {}
+  #set (n) {
+    this.#own = n
+    try { this.#storage?.setItem(KEY, String(n)) } catch {}
   }
 
   /** A channel this visitor tried did not open within the pass-over, or failed. */
   miss () {
-    this.set(this.count() + 1)
+    this.#set(this.count() + 1)
   }
 
   /** A channel opened, either way. */
   opened () {
-    if (this.count()) this.set(0)
+    if (this.count()) this.#set(0)
   }
 
   /** Whether this visitor's requests race the origin at once (policy/hedge-rule.js unreached). */

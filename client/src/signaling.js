@@ -59,6 +59,48 @@ const REFUSALS = ['MGH_ERR_ORIGIN_NOT_ALLOWED', 'MGH_ERR_TOKEN_MISSING', 'MGH_ER
 const coded = (msg) => Object.assign(new Error(msg.message), { code: msg.code })
 
 export class Signaling extends Emitter {
+  /** @type {ConstructorParameters<typeof Signaling>[0]} */
+  #options
+  /** @type {() => number} */
+  #random
+  /** @type {Map<string, string>} every coordinator URL known, as first given, by its resolved form (so one coordinator is listed once) */
+  #urls = new Map()
+  /** @type {Map<string, number>} URLs that sent us away → until when (Date.now()) they are skipped */
+  #barred = new Map()
+  /** @type {Map<string, number>} URLs whose socket closed on us or never opened → when (Date.now()); cleared by their welcome */
+  #failedAt = new Map()
+  /** @type {Set<string>} the URLs the last `alternates` list named: live by the coordinators' registry then */
+  #named = new Set()
+  /** URL of the coordinator connected to (or last tried) */
+  #url = ''
+  /** @type {WebSocket | null} */
+  ws = null
+  joined = false
+  /** @type {string | null} */
+  id = null
+  /**
+   * The socket whose `join` is on its way and not yet answered: a request
+   * made `afterJoin` may follow it at once, since a coordinator reads a
+   * socket's messages in order, after its join.
+   * @type {WebSocket | null}
+   */
+  joining = null
+  /** the coordinator's limits: its defaults until a `welcome` tells the real ones */
+  limits = { ...LIMITS }
+  #ref = 0
+  /** @type {Map<number, Waiter>} replies awaited, by ref */
+  waiting = new Map()
+  /** @type {Set<Waiter>} retryable requests whose socket closed: sent again after the next `welcome` */
+  parked = new Set()
+  #attempt = 0
+  stopped = false
+  /** a refusal stopped us for good */
+  #refused = false
+  /** @type {Set<string>} coordinators whose socket closed without a welcome since the last one */
+  #failed = new Set()
+  /** @type {ReturnType<typeof setTimeout> | undefined} the next connect, while one is due */
+  #timer
+
   /**
    * @param {{ urls: string[], token?: string, visitor?: string, backoffBaseMs: number, backoffMaxMs: number, getHave: () => string[], haveKnown?: Promise<unknown>, ice?: RTCConfiguration, random?: () => number, WebSocket?: typeof WebSocket }} options
    *   `urls`: the configured coordinators, as given (relative and http(s) forms are resolved by WebSocket, as always);
@@ -70,49 +112,13 @@ export class Signaling extends Emitter {
    */
   constructor (options) {
     super()
-    this.options = options
+    this.#options = options
     /** the join token to send: the site's, then the fresh one each `welcome` brings */
     this.token = options.token
-    this.random = options.random ?? Math.random
-    /** @type {Map<string, string>} every coordinator URL known, as first given, by its resolved form (so one coordinator is listed once) */
-    this.urls = new Map()
-    /** @type {Map<string, number>} URLs that sent us away → until when (Date.now()) they are skipped */
-    this.barred = new Map()
-    /** @type {Map<string, number>} URLs whose socket closed on us or never opened → when (Date.now()); cleared by their welcome */
-    this.failedAt = new Map()
-    /** @type {Set<string>} the URLs the last `alternates` list named: live by the coordinators' registry then */
-    this.named = new Set()
-    this.learn(options.urls)
-    /** URL of the coordinator connected to (or last tried) */
-    this.url = ''
-    /** @type {WebSocket | null} */
-    this.ws = null
-    this.joined = false
-    /** @type {string | null} */
-    this.id = null
+    this.#random = options.random ?? Math.random
     /** @type {RTCConfiguration} ICE servers and policy: the last welcome's (or, until one, what a previous page was told: `options.ice`) */
     this.ice = options.ice ?? { iceServers: [] }
-    /**
-     * The socket whose `join` is on its way and not yet answered: a request
-     * made `afterJoin` may follow it at once, since a coordinator reads a
-     * socket's messages in order, after its join.
-     * @type {WebSocket | null}
-     */
-    this.joining = null
-    /** the coordinator's limits: its defaults until a `welcome` tells the real ones */
-    this.limits = { ...LIMITS }
-    this.ref = 0
-    /** @type {Map<number, Waiter>} replies awaited, by ref */
-    this.waiting = new Map()
-    /** @type {Set<Waiter>} retryable requests whose socket closed: sent again after the next `welcome` */
-    this.parked = new Set()
-    this.attempt = 0
-    this.stopped = false
-    /** a refusal stopped us for good */
-    this.refused = false
-    /** @type {Set<string>} coordinators whose socket closed without a welcome since the last one */
-    this.failed = new Set()
-    this.timer = undefined
+    this.learn(options.urls)
   }
 
   /**
@@ -124,31 +130,31 @@ export class Signaling extends Emitter {
    */
   learn (list, alternates = false) {
     if (!Array.isArray(list)) return
-    if (alternates) this.named.clear()
+    if (alternates) this.#named.clear()
     for (const url of list) {
       if (typeof url !== 'string' || !url) continue
       let key = url
       try { key = new URL(url, globalThis.document?.baseURI).href.replace(/^http/, 'ws') } catch {}
-      if (!this.urls.has(key) && this.urls.size < MAX_URLS) this.urls.set(key, url)
-      const known = this.urls.get(key) ?? ''
-      if (alternates && known) this.named.add(known)
-      if ((this.barred.get(known) ?? 0) <= Date.now() + BAR_MS - STALE_MS) this.barred.delete(known)
+      if (!this.#urls.has(key) && this.#urls.size < MAX_URLS) this.#urls.set(key, url)
+      const known = this.#urls.get(key) ?? ''
+      if (alternates && known) this.#named.add(known)
+      if ((this.#barred.get(known) ?? 0) <= Date.now() + BAR_MS - STALE_MS) this.#barred.delete(known)
     }
   }
 
   /** Whether every known coordinator has closed on us without a welcome since the last one. */
   unreachable () {
-    return !this.joined && [...this.urls.values()].every((u) => this.failed.has(u))
+    return !this.joined && [...this.#urls.values()].every((u) => this.#failed.has(u))
   }
 
   /** @param {string} url */
-  isBarred (url) {
-    return (this.barred.get(url) ?? 0) > Date.now()
+  #isBarred (url) {
+    return (this.#barred.get(url) ?? 0) > Date.now()
   }
 
   /** @param {string} url whether its socket closed on us, or never opened, in the last FAILED_MS */
   failedLately (url) {
-    return Date.now() - (this.failedAt.get(url) ?? -Infinity) < FAILED_MS
+    return Date.now() - (this.#failedAt.get(url) ?? -Infinity) < FAILED_MS
   }
 
   /**
@@ -160,42 +166,42 @@ export class Signaling extends Emitter {
    * longest ago, which has had the most time to come back, and never the
    * one that just did unless it is the only one.
    */
-  pick () {
-    const all = [...this.urls.values()]
-    const open = all.filter((u) => !this.isBarred(u))
-    const others = open.filter((u) => u !== this.url)
+  #pick () {
+    const all = [...this.#urls.values()]
+    const open = all.filter((u) => !this.#isBarred(u))
+    const others = open.filter((u) => u !== this.#url)
     const fresh = others.filter((u) => !this.failedLately(u))
-    const named = fresh.filter((u) => this.named.has(u))
+    const named = fresh.filter((u) => this.#named.has(u))
     const from = named.length ? named : fresh
-    if (from.length) return from[Math.floor(this.random() * from.length)]
+    if (from.length) return from[Math.floor(this.#random() * from.length)]
     const tried = others.length ? others : open
-    if (tried.length) return tried.reduce((a, b) => ((this.failedAt.get(b) ?? 0) < (this.failedAt.get(a) ?? 0) ? b : a))
-    const rest = all.length > 1 ? all.filter((u) => u !== this.url) : all
-    return rest.reduce((a, b) => ((this.barred.get(b) ?? 0) < (this.barred.get(a) ?? 0) ? b : a))
+    if (tried.length) return tried.reduce((a, b) => ((this.#failedAt.get(b) ?? 0) < (this.#failedAt.get(a) ?? 0) ? b : a))
+    const rest = all.length > 1 ? all.filter((u) => u !== this.#url) : all
+    return rest.reduce((a, b) => ((this.#barred.get(b) ?? 0) < (this.#barred.get(a) ?? 0) ? b : a))
   }
 
   /** @param {string} [url] */
-  start (url = this.pick()) {
+  start (url = this.#pick()) {
     if (this.stopped) return
-    this.url = url
+    this.#url = url
     let ws
     try {
-      ws = this.ws = new (this.options.WebSocket ?? WebSocket)(url)
+      ws = this.ws = new (this.#options.WebSocket ?? WebSocket)(url)
     } catch {
       // not a usable URL (WebSocket throws SyntaxError): never again, unless it is all we have
-      this.barred.set(url, Infinity)
-      this.failed.add(url)
-      this.failedAt.set(url, Date.now())
+      this.#barred.set(url, Infinity)
+      this.#failed.add(url)
+      this.#failedAt.set(url, Date.now())
       if (this.unreachable()) this.emit('unreachable', null)
-      return this.retry()
+      return this.#retry()
     }
     // `have` is one message, so at most maxAssetsPerMessage; the announcer sends the rest as updates.
-    const join = () => this.join(this.options.getHave().slice(0, Math.min(this.limits.maxAssetsPerPeer, this.limits.maxAssetsPerMessage)))
-    const { haveKnown } = this.options
+    const join = () => this.#join(this.#options.getHave().slice(0, Math.min(this.limits.maxAssetsPerPeer, this.limits.maxAssetsPerMessage)))
+    const { haveKnown } = this.#options
     ws.onopen = () => haveKnown ? haveKnown.then(() => { if (this.ws === ws) join() }) : join()
-    ws.onmessage = (e) => this.onMessage(e.data)
+    ws.onmessage = (e) => this.#onMessage(e.data)
     // A draining coordinator closes the sockets it still holds with 1012 and MGH_ERR_DRAINING's message.
-    ws.onclose = (e) => { if (this.ws === ws) this.drop(e.code === 1012 && /drain/i.test(e.reason)) }
+    ws.onclose = (e) => { if (this.ws === ws) this.#drop(e.code === 1012 && /drain/i.test(e.reason)) }
   }
 
   /**
@@ -204,11 +210,11 @@ export class Signaling extends Emitter {
    * wait for the next `welcome` (their timers still run); then reconnect.
    * @param {boolean} [away] the coordinator sent us away: skip it for BAR_MS, go to another now
    */
-  drop (away = false) {
+  #drop (away = false) {
     const ws = this.ws
-    if (!this.joined) this.failed.add(this.url)
+    if (!this.joined) this.#failed.add(this.#url)
     // Closed on us, joined or not (a dead shard, a cut network): others first for a while.
-    if (!away) this.failedAt.set(this.url, Date.now())
+    if (!away) this.#failedAt.set(this.#url, Date.now())
     this.ws = null
     this.joined = false
     this.joining = null
@@ -218,35 +224,35 @@ export class Signaling extends Emitter {
         this.waiting.delete(w.ref)
         this.parked.add(w)
       } else {
-        this.settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE, 'coordinator connection lost'))
+        this.#settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE, 'coordinator connection lost'))
       }
     }
     this.emit('down', null)
     if (this.unreachable()) this.emit('unreachable', null)
-    if (away) this.barred.set(this.url, Date.now() + BAR_MS)
+    if (away) this.#barred.set(this.#url, Date.now() + BAR_MS)
     ws?.close()
-    this.retry(away)
+    this.#retry(away)
   }
 
   /** @param {boolean} [away] see {@link drop} */
-  retry (away = false) {
+  #retry (away = false) {
     if (this.stopped) return
-    clearTimeout(this.timer)
-    const next = this.pick()
+    clearTimeout(this.#timer)
+    const next = this.#pick()
     // Sent away: at once when there is somewhere else to go (the sender is barred by now, so
     // coordinators draining together cannot make this a loop). A URL that has not failed lately:
     // the backoff's first step. One that has: the backoff, growing with each such try.
-    const backoff = { baseMs: this.options.backoffBaseMs, maxMs: this.options.backoffMaxMs }
-    const delay = away && !this.isBarred(next)
+    const backoff = { baseMs: this.#options.backoffBaseMs, maxMs: this.#options.backoffMaxMs }
+    const delay = away && !this.#isBarred(next)
       ? 0
-      : backoffDelay(this.failedLately(next) ? this.attempt++ : 0, backoff, this.random)
-    this.timer = setTimeout(() => this.start(next), delay)
+      : backoffDelay(this.failedLately(next) ? this.#attempt++ : 0, backoff, this.#random)
+    this.#timer = setTimeout(() => this.start(next), delay)
   }
 
   /** @param {string[]} have */
-  async join (have) {
+  async #join (have) {
     try {
-      const sent = this.request({ type: 'join', have, visitor: this.options.visitor, token: this.token || undefined }, 10000, { beforeJoin: true })
+      const sent = this.request({ type: 'join', have, visitor: this.#options.visitor, token: this.token || undefined }, 10000, { beforeJoin: true })
       if (this.ws?.readyState === 1) {
         this.joining = this.ws
         this.emit('joining', null)
@@ -259,26 +265,26 @@ export class Signaling extends Emitter {
       this.limits = { ...this.limits, ...welcome.limits }
       this.joined = true
       this.joining = null
-      this.attempt = 0
-      this.failed.clear()
-      this.failedAt.delete(this.url)
+      this.#attempt = 0
+      this.#failed.clear()
+      this.#failedAt.delete(this.#url)
       // Requests cut off by the last socket go out again (their deadlines unchanged).
       for (const w of this.parked) {
         this.parked.delete(w)
-        this.dispatch(w)
+        this.#dispatch(w)
       }
-      this.emit('welcome', { id: this.id, have, url: this.url })
+      this.emit('welcome', { id: this.id, have, url: this.#url })
     } catch (err) {
       this.joining = null
       // Too many assets for this coordinator: offer the most recently used half.
-      if (err.code === 'MGH_ERR_TOO_MANY_ASSETS' && have.length > 1) return this.join(have.slice(0, have.length >> 1))
-      if (err.code === 'MGH_ERR_DRAINING') this.drop(true)
+      if (err.code === 'MGH_ERR_TOO_MANY_ASSETS' && have.length > 1) return this.#join(have.slice(0, have.length >> 1))
+      if (err.code === 'MGH_ERR_DRAINING') this.#drop(true)
       else if (err.code !== 'MGH_ERR_OFFLINE') this.ws?.close()
     }
   }
 
   /** @param {string} data */
-  onMessage (data) {
+  #onMessage (data) {
     let msg
     try { msg = JSON.parse(data) } catch { return }
     if (msg?.type === 'connect' && typeof msg.from === 'string' && msg.signal && typeof msg.signal === 'object') {
@@ -286,16 +292,16 @@ export class Signaling extends Emitter {
     }
     // `welcome`, `move` and MGH_ERR_DRAINING name the other live coordinators.
     this.learn(msg?.alternates, true)
-    if (msg?.type === 'move') return this.drop(true)
-    if (msg?.type === 'error' && REFUSALS.includes(msg.code)) return this.refuse(msg)
+    if (msg?.type === 'move') return this.#drop(true)
+    if (msg?.type === 'error' && REFUSALS.includes(msg.code)) return this.#refuse(msg)
     const w = this.waiting.get(msg?.ref)
     if (w) {
-      this.settle(w, msg.type === 'error' ? null : msg, msg.type === 'error' ? coded(msg) : null)
+      this.#settle(w, msg.type === 'error' ? null : msg, msg.type === 'error' ? coded(msg) : null)
     } else if (msg?.type === 'error') {
       // Over the rate limit the coordinator drops frames unread and says so
       // once, without a ref: any request still waiting may be one it dropped.
       // Fail them now (a lookup goes on to the origin) rather than at their timeouts.
-      if (msg.code === 'MGH_ERR_RATE_LIMITED') for (const v of this.waiting.values()) this.settle(v, null, coded(msg))
+      if (msg.code === 'MGH_ERR_RATE_LIMITED') for (const v of this.waiting.values()) this.#settle(v, null, coded(msg))
       this.emit('warning', msg)
     }
   }
@@ -305,7 +311,7 @@ export class Signaling extends Emitter {
    * @param {any} reply
    * @param {Error | null} err
    */
-  settle (w, reply, err) {
+  #settle (w, reply, err) {
     this.waiting.delete(w.ref)
     this.parked.delete(w)
     clearTimeout(w.timer)
@@ -330,8 +336,8 @@ export class Signaling extends Emitter {
     return new Promise((resolve, reject) => {
       /** @type {Waiter} */
       const w = { msg, ref: 0, retry, resolve, reject, timer: undefined }
-      if (!this.dispatch(w, beforeJoin || (afterJoin && this.joining !== null && this.joining === this.ws))) return reject(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
-      w.timer = setTimeout(() => this.settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT, String(msg.type))), timeoutMs)
+      if (!this.#dispatch(w, beforeJoin || (afterJoin && this.joining !== null && this.joining === this.ws))) return reject(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
+      w.timer = setTimeout(() => this.#settle(w, null, new MayghError(CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT, String(msg.type))), timeoutMs)
     })
   }
 
@@ -341,8 +347,8 @@ export class Signaling extends Emitter {
    * @param {boolean} [beforeJoin]
    * @returns {boolean} whether it was sent
    */
-  dispatch (w, beforeJoin) {
-    w.ref = ++this.ref
+  #dispatch (w, beforeJoin) {
+    w.ref = ++this.#ref
     if (!this.send({ ...w.msg, ref: w.ref }, beforeJoin)) return false
     this.waiting.set(w.ref, w)
     return true
@@ -363,8 +369,8 @@ export class Signaling extends Emitter {
    * This page may not use the site's coordinators: stop, fail what waits, say why.
    * @param {{ code: string, message: string }} msg the refusal
    */
-  refuse (msg) {
-    this.refused = true
+  #refuse (msg) {
+    this.#refused = true
     this.stop(coded(msg))
     this.emit('warning', msg)
     this.emit('refused', msg)
@@ -372,8 +378,8 @@ export class Signaling extends Emitter {
 
   /** Connect now, the first time or again after {@link stop}; no-op while connected or connecting, or once refused. */
   resume () {
-    if (this.refused || (this.ws && !this.stopped)) return
-    clearTimeout(this.timer)
+    if (this.#refused || (this.ws && !this.stopped)) return
+    clearTimeout(this.#timer)
     this.stopped = false
     this.start()
   }
@@ -386,8 +392,8 @@ export class Signaling extends Emitter {
     this.stopped = true
     this.joined = false
     this.joining = null
-    clearTimeout(this.timer)
-    for (const w of [...this.waiting.values(), ...this.parked]) this.settle(w, null, err)
+    clearTimeout(this.#timer)
+    for (const w of [...this.waiting.values(), ...this.parked]) this.#settle(w, null, err)
     this.ws?.close()
   }
 }

@@ -5,23 +5,20 @@
 import { Emitter } from './emitter.js'
 
 export class Stats extends Emitter {
-  constructor () {
-    super()
-    this.counts = {
-      peer: { bytes: 0, count: 0 },
-      origin: { bytes: 0, count: 0 },
-      cache: { bytes: 0, count: 0 },
-      served: { bytes: 0, count: 0 },
-      rejected: 0,
-      /** IndexedDB entries that failed verification and were deleted */
-      corrupt: 0,
-      /** loads that failed everywhere (the element falls back to its plain URL) */
-      failed: 0,
-      /** failed steps by error code (a peer timing out, a miss, …), each also an `error` event */
-      errors: /** @type {Record<string, number>} */ ({}),
-      /** the coordinator last joined (`joined` in Maygh.stats() says whether still), and how often a join went to a different one than the one before */
-      coordinator: { url: /** @type {string | null} */ (null), switches: 0 }
-    }
+  counts = {
+    peer: { bytes: 0, count: 0 },
+    origin: { bytes: 0, count: 0 },
+    cache: { bytes: 0, count: 0 },
+    served: { bytes: 0, count: 0 },
+    rejected: 0,
+    /** IndexedDB entries that failed verification and were deleted */
+    corrupt: 0,
+    /** loads that failed everywhere (the element falls back to its plain URL) */
+    failed: 0,
+    /** failed steps by error code (a peer timing out, a miss, …), each also an `error` event */
+    errors: /** @type {Record<string, number>} */ ({}),
+    /** the coordinator last joined (`joined` in Maygh.stats() says whether still), and how often a join went to a different one than the one before */
+    coordinator: { url: /** @type {string | null} */ (null), switches: 0 }
   }
 
   /** A coordinator welcomed us. @param {string} url its URL, as configured or as an `alternates` entry named it */

@@ -50,41 +50,46 @@ const READ_AHEAD = 2
  */
 
 export class Transfer {
+  /** @type {RTCDataChannel} */
+  #channel
+  /** @type {TransferOptions} */
+  #options
+  /** @type {Pending[]} our requests awaiting replies, oldest first */
+  #pending = []
+  /** @type {Queued[]} their requests awaiting our replies */
+  #queue = []
+  #nextId = 1
+  #serving = false
+  /** the request whose reply is being sent (0: none), and whether its receiver asked us to cut it short */
+  #sending = 0
+  #cut = false
+  /** when we last asked or heard anything: for closing the least recently used channel, and the stall clock */
+  lastActive = Date.now()
+  /** @type {Error | null} */
+  #closed = null
+  /** @type {ReturnType<typeof setTimeout> | undefined} the stall check, while one is due */
+  #timer
+
   /**
    * @param {RTCDataChannel} channel an open channel
    * @param {TransferOptions} options
    */
   constructor (channel, options) {
-    this.channel = channel
-    this.options = options
+    this.#channel = channel
+    this.#options = options
     channel.binaryType = 'arraybuffer'
     channel.bufferedAmountLowThreshold = LOW_WATER
-    /** @type {Pending[]} our requests awaiting replies, oldest first */
-    this.pending = []
-    /** @type {Queued[]} their requests awaiting our replies */
-    this.queue = []
-    this.nextId = 1
-    this.serving = false
-    /** the request whose reply is being sent (0: none), and whether its receiver asked us to cut it short */
-    this.sending = 0
-    this.cut = false
-    /** when we last asked or heard anything: for closing the least recently used channel, and the stall clock */
-    this.lastActive = Date.now()
-    /** @type {Error | null} */
-    this.closed = null
-    /** @type {ReturnType<typeof setTimeout> | undefined} the stall check, while one is due */
-    this.timer = undefined
     channel.addEventListener('message', (e) => this.onMessage(/** @type {MessageEvent} */ (e).data))
     channel.addEventListener('close', () => this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED)))
   }
 
   get open () {
-    return this.closed === null
+    return this.#closed === null
   }
 
   /** Nothing pending either way. */
   get idle () {
-    return !this.pending.length && !this.queue.length && !this.serving
+    return !this.#pending.length && !this.#queue.length && !this.#serving
   }
 
   /**
@@ -97,22 +102,22 @@ export class Transfer {
    * @returns {Promise<Asset>}
    */
   request (hash, maxBytes = 512 << 20, { signal, onBytes } = {}) {
-    if (this.closed) return Promise.reject(this.closed)
+    if (this.#closed) return Promise.reject(this.#closed)
     return new Promise((resolve, reject) => {
-      const id = this.nextId++
+      const id = this.#nextId++
       this.lastActive = Date.now()
       /** @type {Pending} */
       const p = { id, hash, maxBytes, resolve, reject, size: 0, got: 0, onBytes }
-      this.pending.push(p)
-      this.send(JSON.stringify({ t: 'get', id, hash }))
-      this.armStall()
+      this.#pending.push(p)
+      this.#send(JSON.stringify({ t: 'get', id, hash }))
+      this.#armStall()
       signal?.addEventListener('abort', () => {
-        if (!this.pending.includes(p)) return
+        if (!this.#pending.includes(p)) return
         // Still owed a reply, which is read as usual and dropped (and may be cut short).
         p.resolve = p.reject = () => {}
         p.onBytes = undefined
         p.cancelled = true
-        this.send(JSON.stringify({ t: 'cancel', id, cut: true }))
+        this.#send(JSON.stringify({ t: 'cancel', id, cut: true }))
         reject(signal.reason)
       }, { once: true })
     })
@@ -120,61 +125,61 @@ export class Transfer {
 
   /** @param {unknown} data */
   onMessage (data) {
-    if (this.closed) return
+    if (this.#closed) return
     this.lastActive = Date.now()
-    this.armStall()
-    if (data instanceof ArrayBuffer) return this.onChunk(new Uint8Array(data))
-    if (typeof data !== 'string') return this.fail('not an ArrayBuffer')
+    this.#armStall()
+    if (data instanceof ArrayBuffer) return this.#onChunk(new Uint8Array(data))
+    if (typeof data !== 'string') return this.#fail('not an ArrayBuffer')
     let msg
-    try { msg = JSON.parse(data) } catch { return this.fail('not JSON') }
-    const head = this.pending[0]
+    try { msg = JSON.parse(data) } catch { return this.#fail('not JSON') }
+    const head = this.#pending[0]
     switch (msg?.t) {
       case 'get':
-        if (!Number.isInteger(msg.id) || typeof msg.hash !== 'string') return this.fail('bad get')
-        if (this.queue.length >= MAX_QUEUED) return this.fail('too many requests')
-        this.queue.push({ id: msg.id, hash: msg.hash })
-        this.pump()
+        if (!Number.isInteger(msg.id) || typeof msg.hash !== 'string') return this.#fail('bad get')
+        if (this.#queue.length >= MAX_QUEUED) return this.#fail('too many requests')
+        this.#queue.push({ id: msg.id, hash: msg.hash })
+        this.#pump()
         return
       case 'cancel': {
         // Answered `miss` in its turn: replies stay in request order.
-        const q = this.queue.find((q) => q.id === msg.id)
+        const q = this.#queue.find((q) => q.id === msg.id)
         if (q) q.cancelled = true
         // Being sent: stopped before its next frame, if the receiver reads a `cut`.
-        else if (msg.id === this.sending && msg.cut === true) this.cut = true
+        else if (msg.id === this.#sending && msg.cut === true) this.#cut = true
         return
       }
       case 'cut':
         // Only a reply we cancelled, once its header has come.
-        if (!head?.buf || !head.cancelled || msg.id !== head.id) return this.fail('unexpected cut')
-        this.pending.shift()
-        this.armStall()
+        if (!head?.buf || !head.cancelled || msg.id !== head.id) return this.#fail('unexpected cut')
+        this.#pending.shift()
+        this.#armStall()
         return
       case 'ok':
-        if (!head || head.buf || msg.id !== head.id) return this.fail('unexpected ok')
-        if (!Number.isInteger(msg.size) || msg.size < 0 || msg.size > head.maxBytes) return this.fail('bad size')
+        if (!head || head.buf || msg.id !== head.id) return this.#fail('unexpected ok')
+        if (!Number.isInteger(msg.size) || msg.size < 0 || msg.size > head.maxBytes) return this.#fail('bad size')
         // Grown as bytes come (onChunk), so a peer announcing a large size and sending nothing costs little.
         head.buf = new Uint8Array(Math.min(msg.size, 1 << 20))
         head.size = msg.size
         head.type = typeof msg.type === 'string' ? msg.type : ''
-        if (msg.size === 0) this.settle()
+        if (msg.size === 0) this.#settle()
         return
       case 'miss':
-        if (!head || head.buf || msg.id !== head.id) return this.fail('unexpected miss')
-        this.pending.shift()
+        if (!head || head.buf || msg.id !== head.id) return this.#fail('unexpected miss')
+        this.#pending.shift()
         head.reject(new MayghError(CLIENT_ERRORS.MGH_ERR_MISS))
-        this.armStall()
+        this.#armStall()
         return
       default:
-        return this.fail('unknown message')
+        return this.#fail('unknown message')
     }
   }
 
   /** @param {Uint8Array} chunk */
-  onChunk (chunk) {
-    const head = this.pending[0]
-    if (!head?.buf) return this.fail('unexpected binary frame')
+  #onChunk (chunk) {
+    const head = this.#pending[0]
+    if (!head?.buf) return this.#fail('unexpected binary frame')
     const got = head.got + chunk.length
-    if (got > head.size) return this.fail('too many bytes')
+    if (got > head.size) return this.#fail('too many bytes')
     if (got > head.buf.length) {
       const grown = new Uint8Array(Math.min(head.size, Math.max(got, head.buf.length * 2)))
       grown.set(head.buf.subarray(0, head.got))
@@ -183,49 +188,49 @@ export class Transfer {
     head.buf.set(chunk, head.got)
     head.got = got
     // Requests queued behind this one are moving too.
-    for (const p of this.pending) p.onBytes?.(chunk.length, p === head)
-    if (got === head.size) this.settle()
+    for (const p of this.#pending) p.onBytes?.(chunk.length, p === head)
+    if (got === head.size) this.#settle()
   }
 
-  settle () {
-    const head = /** @type {Pending} */ (this.pending.shift())
+  #settle () {
+    const head = /** @type {Pending} */ (this.#pending.shift())
     head.resolve({ bytes: /** @type {Uint8Array<ArrayBuffer>} */ (head.buf), type: /** @type {string} */ (head.type) })
-    this.armStall()
+    this.#armStall()
   }
 
   /** Answer queued requests one at a time, in order. */
-  async pump () {
-    if (this.serving) return
-    this.serving = true
+  async #pump () {
+    if (this.#serving) return
+    this.#serving = true
     try {
-      while (this.queue.length && !this.closed) {
-        for (const q of this.queue.slice(0, READ_AHEAD + 1)) if (!q.cancelled) q.read ??= this.options.serve(q.hash).catch(() => null)
-        const { id, hash, cancelled, read } = /** @type {Queued} */ (this.queue.shift())
-        this.sending = id
-        this.cut = false
+      while (this.#queue.length && !this.#closed) {
+        for (const q of this.#queue.slice(0, READ_AHEAD + 1)) if (!q.cancelled) q.read ??= this.#options.serve(q.hash).catch(() => null)
+        const { id, hash, cancelled, read } = /** @type {Queued} */ (this.#queue.shift())
+        this.#sending = id
+        this.#cut = false
         // Cancelled while read: answered `miss`, as if cancelled in the queue.
-        const asset = cancelled ? null : await /** @type {Promise<Asset | null>} */ (read).then((a) => this.cut ? null : a)
-        if (this.closed) return
+        const asset = cancelled ? null : await /** @type {Promise<Asset | null>} */ (read).then((a) => this.#cut ? null : a)
+        if (this.#closed) return
         if (!asset) {
-          this.sending = 0
-          this.send(JSON.stringify({ t: 'miss', id }))
+          this.#sending = 0
+          this.#send(JSON.stringify({ t: 'miss', id }))
           continue
         }
         const { bytes, type } = asset
-        this.send(JSON.stringify({ t: 'ok', id, size: bytes.length, type }))
+        this.#send(JSON.stringify({ t: 'ok', id, size: bytes.length, type }))
         let at = 0
-        for (; at < bytes.length && !this.closed; at += CHUNK_BYTES) {
-          if (this.channel.bufferedAmount > HIGH_WATER) await this.drained()
-          if (this.cut) break
-          if (!this.closed) this.send(bytes.subarray(at, at + CHUNK_BYTES))
+        for (; at < bytes.length && !this.#closed; at += CHUNK_BYTES) {
+          if (this.#channel.bufferedAmount > HIGH_WATER) await this.#drained()
+          if (this.#cut) break
+          if (!this.#closed) this.#send(bytes.subarray(at, at + CHUNK_BYTES))
         }
-        this.sending = 0
-        if (this.cut && at < bytes.length) this.send(JSON.stringify({ t: 'cut', id }))
+        this.#sending = 0
+        if (this.#cut && at < bytes.length) this.#send(JSON.stringify({ t: 'cut', id }))
         // What went out (a cut reply counts only its frames sent).
-        if (!this.closed) this.options.onServed?.(hash, Math.min(at, bytes.length))
+        if (!this.#closed) this.#options.onServed?.(hash, Math.min(at, bytes.length))
       }
     } finally {
-      this.serving = false
+      this.#serving = false
     }
   }
 
@@ -235,25 +240,25 @@ export class Transfer {
    * (`@roamhq/wrtc`, the Node peers') never fires `bufferedamountlow`, so a
    * Node peer serving more than its buffer would wait for it for ever.
    */
-  drained () {
+  #drained () {
     return new Promise((resolve) => {
       const done = () => {
         clearInterval(poll)
-        this.channel.removeEventListener('bufferedamountlow', done)
-        this.channel.removeEventListener('close', done)
+        this.#channel.removeEventListener('bufferedamountlow', done)
+        this.#channel.removeEventListener('close', done)
         resolve(undefined)
       }
-      const poll = setInterval(() => { if (this.channel.bufferedAmount <= LOW_WATER || this.closed) done() }, DRAIN_POLL_MS)
-      this.channel.addEventListener('bufferedamountlow', done)
-      this.channel.addEventListener('close', done)
+      const poll = setInterval(() => { if (this.#channel.bufferedAmount <= LOW_WATER || this.#closed) done() }, DRAIN_POLL_MS)
+      this.#channel.addEventListener('bufferedamountlow', done)
+      this.#channel.addEventListener('close', done)
     })
   }
 
   /** @param {string | Uint8Array<ArrayBuffer>} data */
-  send (data) {
+  #send (data) {
     try {
       // send()'s overloads do not take the union
-      this.channel.send(/** @type {string} */ (data))
+      this.#channel.send(/** @type {string} */ (data))
     } catch (err) {
       this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CHANNEL_CLOSED, String(err)))
     }
@@ -267,23 +272,23 @@ export class Transfer {
    * setTimeout per 16-KiB frame, 75 ms of a page's main thread over the
    * shop's 40 images in a Chromium profile.
    */
-  armStall () {
-    if (this.timer === undefined && this.pending.length && !this.closed) this.stallCheck(this.options.stallMs ?? STALL_MS)
+  #armStall () {
+    if (this.#timer === undefined && this.#pending.length && !this.#closed) this.#stallCheck(this.#options.stallMs ?? STALL_MS)
   }
 
   /** @param {number} ms when to look at the stall clock */
-  stallCheck (ms) {
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      if (this.closed || !this.pending.length) return
-      const left = (this.options.stallMs ?? STALL_MS) - (Date.now() - this.lastActive)
-      if (left > 0) this.stallCheck(left)
+  #stallCheck (ms) {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined
+      if (this.#closed || !this.#pending.length) return
+      const left = (this.#options.stallMs ?? STALL_MS) - (Date.now() - this.lastActive)
+      if (left > 0) this.#stallCheck(left)
       else this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_STALL))
     }, ms)
   }
 
   /** @param {string} why */
-  fail (why) {
+  #fail (why) {
     this.close(new MayghError(CLIENT_ERRORS.MGH_ERR_PEER_PROTOCOL, why))
   }
 
@@ -292,12 +297,12 @@ export class Transfer {
    * @param {Error} err
    */
   close (err) {
-    if (this.closed) return
-    this.closed = err
-    clearTimeout(this.timer)
-    for (const p of this.pending.splice(0)) p.reject(err)
-    this.queue.length = 0
-    try { this.channel.close() } catch {}
-    this.options.onClose?.(err)
+    if (this.#closed) return
+    this.#closed = err
+    clearTimeout(this.#timer)
+    for (const p of this.#pending.splice(0)) p.reject(err)
+    this.#queue.length = 0
+    try { this.#channel.close() } catch {}
+    this.#options.onClose?.(err)
   }
 }

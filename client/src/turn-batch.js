@@ -7,17 +7,24 @@
  * @template C, R
  */
 export class TurnBatch {
+  /** @type {number} */
+  #max
+  /** @type {() => C} */
+  #open
+  /** @type {(keys: string[], opened: C) => Promise<R>} */
+  #send
+  /** @type {{ keys: Set<string>, reply: Promise<R> } | null} the batch being gathered this turn */
+  #gathering = null
+
   /**
    * @param {number} max keys per request
    * @param {() => C} open called as a batch opens (what its request will carry, prepared meanwhile)
    * @param {(keys: string[], opened: C) => Promise<R>} send
    */
   constructor (max, open, send) {
-    this.max = max
-    this.open = open
-    this.send = send
-    /** @type {{ keys: Set<string>, reply: Promise<R> } | null} the batch being gathered this turn */
-    this.gathering = null
+    this.#max = max
+    this.#open = open
+    this.#send = send
   }
 
   /**
@@ -25,21 +32,21 @@ export class TurnBatch {
    * @returns {Promise<R>} the reply to the request that carried it
    */
   add (key) {
-    let batch = this.gathering
+    let batch = this.#gathering
     if (!batch) {
       /** @type {Set<string>} */
       const keys = new Set()
-      const opened = this.open()
-      const b = batch = this.gathering = {
+      const opened = this.#open()
+      const b = batch = this.#gathering = {
         keys,
         reply: new Promise((resolve) => setTimeout(resolve)).then(() => {
-          if (this.gathering === b) this.gathering = null
-          return this.send([...keys], opened)
+          if (this.#gathering === b) this.#gathering = null
+          return this.#send([...keys], opened)
         })
       }
     }
     batch.keys.add(key)
-    if (batch.keys.size >= this.max) this.gathering = null
+    if (batch.keys.size >= this.#max) this.#gathering = null
     return batch.reply
   }
 }

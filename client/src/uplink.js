@@ -42,6 +42,13 @@ function write (storage, key, value) {
 }
 
 export class Uplink extends Emitter {
+  /** @type {ConstructorParameters<typeof Uplink>[0]} */
+  #config
+  /** @type {NonNullable<ConstructorParameters<typeof Uplink>[1]>} */
+  #env
+  /** @type {Mode} the mode last told (`change`) */
+  #mode
+
   /**
    * @param {{ mode: string, uploadSessionMb: number, uploadDayMb: number }} config
    * @param {{ localStorage?: Storage, sessionStorage?: Storage, navigator?: Navigator & { connection?: any }, addEventListener?: Function, Date?: DateConstructor }} [env]
@@ -49,10 +56,10 @@ export class Uplink extends Emitter {
    */
   constructor (config, env = globalThis) {
     super()
-    this.config = config
-    this.env = env
-    this.mode = this.state().mode
-    const check = () => this.check()
+    this.#config = config
+    this.#env = env
+    this.#mode = this.state().mode
+    const check = () => this.#check()
     env.navigator?.connection?.addEventListener?.('change', check)
     env.addEventListener?.('storage', check)
   }
@@ -60,16 +67,16 @@ export class Uplink extends Emitter {
   /** Bytes sent this session and today. */
   sent () {
     // `<date> <bytes>`: the date has spaces of its own
-    const today = read(this.env.localStorage, SENT)
+    const today = read(this.#env.localStorage, SENT)
     const at = today.lastIndexOf(' ')
     return {
-      session: Number(read(this.env.sessionStorage, SENT)) || 0,
-      day: today.slice(0, at) === this.today() ? Number(today.slice(at + 1)) || 0 : 0
+      session: Number(read(this.#env.sessionStorage, SENT)) || 0,
+      day: today.slice(0, at) === this.#today() ? Number(today.slice(at + 1)) || 0 : 0
     }
   }
 
-  today () {
-    return new (this.env.Date ?? Date)().toDateString()
+  #today () {
+    return new (this.#env.Date ?? Date)().toDateString()
   }
 
   /**
@@ -77,16 +84,16 @@ export class Uplink extends Emitter {
    * @returns {{ mode: Mode, why?: string }}
    */
   state () {
-    const choice = read(this.env.localStorage, CHOICE)
-    const mode = choice === 'out' ? 'off' : choice === 'in' ? 'on' : /** @type {Mode} */ (this.config.mode)
+    const choice = read(this.#env.localStorage, CHOICE)
+    const mode = choice === 'out' ? 'off' : choice === 'in' ? 'on' : /** @type {Mode} */ (this.#config.mode)
     if (mode !== 'on') return { mode, why: choice ? 'opted-out' : 'site' }
-    const connection = this.env.navigator?.connection
+    const connection = this.#env.navigator?.connection
     const sent = this.sent()
     const why = connection?.saveData
       ? 'save-data'
       : connection?.type === 'cellular'
         ? 'cellular'
-        : sent.session >= this.config.uploadSessionMb * 1048576 || sent.day >= this.config.uploadDayMb * 1048576
+        : sent.session >= this.#config.uploadSessionMb * 1048576 || sent.day >= this.#config.uploadDayMb * 1048576
           ? 'budget'
           : ''
     return why ? { mode: 'receive-only', why } : { mode }
@@ -100,22 +107,22 @@ export class Uplink extends Emitter {
   /** `bytes` went to another visitor. @param {number} bytes */
   spend (bytes) {
     const sent = this.sent()
-    write(this.env.sessionStorage, SENT, String(sent.session + bytes))
-    write(this.env.localStorage, SENT, `${this.today()} ${sent.day + bytes}`)
-    this.check()
+    write(this.#env.sessionStorage, SENT, String(sent.session + bytes))
+    write(this.#env.localStorage, SENT, `${this.#today()} ${sent.day + bytes}`)
+    this.#check()
   }
 
   /** The visitor's choice, remembered across visits. @param {'in' | 'out'} choice */
   choose (choice) {
-    write(this.env.localStorage, CHOICE, choice)
-    this.check()
+    write(this.#env.localStorage, CHOICE, choice)
+    this.#check()
   }
 
   /** Emit `change` if the mode is no longer what it was. */
-  check () {
+  #check () {
     const { mode } = this.state()
-    if (mode === this.mode) return
-    this.mode = mode
+    if (mode === this.#mode) return
+    this.#mode = mode
     this.emit('change', mode)
   }
 }

@@ -38,6 +38,21 @@ const zero = () => Object.fromEntries(USAGE_SOURCES.map((s) => [s, 0]))
  */
 
 export class UsageReport {
+  /** @type {{ send: (msg: object) => boolean }} */
+  #signaling
+  /** @type {number} */
+  #intervalMs
+  /** @type {UsageEnv} */
+  #env
+  /** bytes by source since the last report */
+  #counts = zero()
+  /** @type {Map<string, number>} asset path → peer bytes since the last report */
+  #assets = new Map()
+  /** @type {ReturnType<typeof setTimeout> | undefined} the report SETTLE_MS after the last count */
+  #settle
+  /** @type {ReturnType<typeof setTimeout> | undefined} the report intervalMs after the first unreported count */
+  #deadline
+
   /**
    * @param {object} o
    * @param {{ send: (msg: object) => boolean, on?: (type: string, fn: Function) => unknown }} o.signaling
@@ -50,24 +65,20 @@ export class UsageReport {
    *   on `welcome` and on `send()`.
    */
   constructor ({ signaling, stats, intervalMs, env = globalThis }) {
-    this.signaling = signaling
-    this.intervalMs = intervalMs
-    this.env = env
-    /** bytes by source since the last report */
-    this.counts = zero()
-    /** @type {Map<string, number>} asset path → peer bytes since the last report */
-    this.assets = new Map()
+    this.#signaling = signaling
+    this.#intervalMs = intervalMs
+    this.#env = env
     stats.on('load', (/** @type {{ url: string, source: string, bytes: number }} */ e) => {
       // Without a location, a path-only URL still has its path.
       const path = e.source === 'peer' && new URL(e.url, env.location?.href ?? 'x:/').pathname
-      this.add({ [e.source]: e.bytes }, path && path.length <= LIMITS.maxUsagePath ? [[path, e.bytes]] : [])
+      this.#add({ [e.source]: e.bytes }, path && path.length <= LIMITS.maxUsagePath ? [[path, e.bytes]] : [])
     })
-    stats.on('serve', (/** @type {{ bytes: number }} */ e) => this.add({ served: e.bytes }))
+    stats.on('serve', (/** @type {{ bytes: number }} */ e) => this.#add({ served: e.bytes }))
     signaling.on?.('welcome', () => this.send())
     // Hidden or going away (also when shown again: no harm, and nothing when nothing is new).
     for (const type of ['pagehide', 'visibilitychange']) env.addEventListener?.(type, () => this.send())
     // Taken now, not when this page goes: its storage may be gone by then (a closing Firefox context).
-    this.take()
+    this.#take()
   }
 
   /**
@@ -75,12 +86,12 @@ export class UsageReport {
    * @param {Record<string, number>} counts
    * @param {Iterable<[string, number]>} [assets]
    */
-  add (counts, assets = []) {
-    for (const s of USAGE_SOURCES) this.counts[s] += +counts[s] || 0
-    for (const [path, bytes] of assets) this.assets.set(path, (this.assets.get(path) ?? 0) + bytes)
-    clearTimeout(this.settle)
-    this.settle = setTimeout(() => this.send(), SETTLE_MS)
-    this.deadline ??= setTimeout(() => this.send(), this.intervalMs)
+  #add (counts, assets = []) {
+    for (const s of USAGE_SOURCES) this.#counts[s] += +counts[s] || 0
+    for (const [path, bytes] of assets) this.#assets.set(path, (this.#assets.get(path) ?? 0) + bytes)
+    clearTimeout(this.#settle)
+    this.#settle = setTimeout(() => this.send(), SETTLE_MS)
+    this.#deadline ??= setTimeout(() => this.send(), this.#intervalMs)
   }
 
   /**
@@ -90,36 +101,36 @@ export class UsageReport {
    * goes away calls it then.
    */
   send () {
-    this.take()
-    clearTimeout(this.settle)
-    clearTimeout(this.deadline)
-    this.deadline = undefined
+    this.#take()
+    clearTimeout(this.#settle)
+    clearTimeout(this.#deadline)
+    this.#deadline = undefined
     for (;;) {
-      const assets = [...this.assets].slice(0, LIMITS.maxUsageAssets)
-      if (!assets.length && USAGE_SOURCES.every((s) => this.counts[s] === 0)) return
-      if (!this.signaling.send({ type: 'usage', ...this.counts, assets })) break
-      this.counts = zero()
-      for (const [path] of assets) this.assets.delete(path)
+      const assets = [...this.#assets].slice(0, LIMITS.maxUsageAssets)
+      if (!assets.length && USAGE_SOURCES.every((s) => this.#counts[s] === 0)) return
+      if (!this.#signaling.send({ type: 'usage', ...this.#counts, assets })) break
+      this.#counts = zero()
+      for (const [path] of assets) this.#assets.delete(path)
     }
-    this.storage((s) => {
-      s.setItem(STASH_KEY, JSON.stringify({ ...this.counts, assets: [...this.assets] }))
-      this.counts = zero()
-      this.assets.clear()
+    this.#storage((s) => {
+      s.setItem(STASH_KEY, JSON.stringify({ ...this.#counts, assets: [...this.#assets] }))
+      this.#counts = zero()
+      this.#assets.clear()
     })
   }
 
   /** Add what an earlier page (or this one) could not send, taking it from storage. */
-  take () {
-    this.storage((s) => {
+  #take () {
+    this.#storage((s) => {
       const stash = s.getItem(STASH_KEY)
       s.removeItem(STASH_KEY)
       const unsent = JSON.parse(/** @type {string} */ (stash))
-      this.add(unsent, unsent.assets)
+      this.#add(unsent, unsent.assets)
     })
   }
 
   /** @param {(s: Storage) => void} fn run with the page's storage; not at all without, nor past a failure */
-  storage (fn) {
-    try { fn(/** @type {Storage} */ (this.env.localStorage)) } catch {}
+  #storage (fn) {
+    try { fn(/** @type {Storage} */ (this.#env.localStorage)) } catch {}
   }
 }

@@ -91,8 +91,10 @@ test('never announces more than the coordinator lists per peer', async (t) => {
   t.mock.timers.tick(1)
   signaling.answer()
   await settled
-  assert.equal(a.announced.size, 5)
-  assert.deepEqual(signaling.sent[0].add, held.slice(2, 5), 'most recently used first')
+  // Two listed by the join, three more up to the cap: one update, nothing else.
+  assert.deepEqual(signaling.sent.map((m) => m.add), [held.slice(2, 5)], 'most recently used first')
+  assert.deepEqual(signaling.sent.map((m) => m.remove), [[]])
+  assert.equal(a.synced(), true, 'in step at the cap, with three held left unannounced')
 })
 
 test('while not joined nothing is sent and nothing is waited for; join resets the announced set', async (t) => {

@@ -238,9 +238,22 @@ test('data-coordinator lists URLs by comma or space; the first connect picks one
     one.stop()
   }
   assert.deepEqual([...picked].sort(), [A, B, C])
-  // One coordinator named twice (as the site and as an alternate may spell it) is one entry.
+  // One coordinator named twice (as the site and as an alternate may spell it) is one entry: each
+  // fresh one is tried before any again, and `${A}/` never (it is A, tried as first given).
   s.learn([`${A}/`, B])
-  assert.deepEqual([...s.urls.values()], [A, B, C])
+  s.start()
+  /** @type {string[]} */
+  const tries = []
+  for (let i = 0; i < 100 && tries.length < 4; i++) {
+    const ws = FakeWebSocket.last
+    if (ws.readyState === 0) {
+      tries.push(ws.url)
+      ws.end(1006) // refused
+    }
+    t.mock.timers.tick(1000)
+  }
+  assert.deepEqual(tries.slice(0, 3).sort(), [A, B, C])
+  assert.ok([A, B, C].includes(tries[3]), `then one of them again: ${tries}`)
 })
 
 test('a lost connection goes to another URL within 500 ms, re-joins there with the holdings, and counts a switch', async (t) => {
@@ -328,7 +341,7 @@ test('a dead shard with stale URLs known: the next try goes to one the last welc
   const made = FakeWebSocket.made.length
   while (FakeWebSocket.made.length === made) t.mock.timers.tick(100)
   const { url } = await accept(s, [A, C])
-  assert.equal(s.failedAt.has(url), false)
+  assert.equal(s.failedLately(url), false)
   t.mock.timers.tick(FAILED_MS)
   FakeWebSocket.last.end(1006)
   t.mock.timers.tick(500)
