@@ -96,9 +96,7 @@ export const coordinatorUrls = (coordinator) => coordinator.split(/[\s,]+/).filt
  */
 export function readConfig (data, warn = () => {}) {
   const config = { ...DEFAULTS }
-  if (data.coordinator) config.coordinator = data.coordinator
-  for (const key of /** @type {const} */ (['manifest', 'worker', 'workerScope'])) if (data[key]) config[key] = /** @type {string} */ (data[key])
-  if (data.token) config.token = data.token
+  for (const key of /** @type {const} */ (['coordinator', 'token', 'manifest', 'worker', 'workerScope'])) if (data[key]) config[key] = /** @type {string} */ (data[key])
   for (const [key, attr, field, values] of CHOICES) {
     const raw = data[key]
     if (!raw) continue

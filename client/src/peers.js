@@ -19,6 +19,7 @@ import { PeerFetch } from './peer-fetch.js'
 import { Uplink } from './uplink.js'
 import { Reach } from './reach.js'
 import { UsageReport } from './usage-report.js'
+import { read, write } from './storage.js'
 
 /**
  * Where the page's platform comes from: a browser page's globals by default.
@@ -82,7 +83,7 @@ export function startPeers (config, store, env = globalThis) {
     signaling.on('welcome', (/** @type {{ have: string[], url: string }} */ w) => {
       a.welcomed(w.have)
       stats.joined(w.url)
-      remember(env.sessionStorage, signaling.ice)
+      write(env.sessionStorage, ICE_KEY, JSON.stringify(signaling.ice))
     })
     signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
     // Refused for good (this origin is not allowed, the token is bad): the site's owner reads why here, once.
@@ -176,14 +177,9 @@ const ICE_KEY = 'maygh-ice'
  */
 function recalled (storage) {
   try {
-    const ice = JSON.parse(/** @type {Storage} */ (storage).getItem(ICE_KEY) ?? 'null')
+    const ice = JSON.parse(read(storage, ICE_KEY) || 'null')
     return Array.isArray(ice?.iceServers) ? ice : undefined
   } catch {}
-}
-
-/** @param {Storage | undefined} storage @param {RTCConfiguration} ice */
-function remember (storage, ice) {
-  try { /** @type {Storage} */ (storage).setItem(ICE_KEY, JSON.stringify(ice)) } catch {}
 }
 
 /**

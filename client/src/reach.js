@@ -12,6 +12,7 @@
  * (peers.js), since its askers would only wait out the pass-over on it.
  */
 import { unreached } from '../../policy/hedge-rule.js'
+import { read, write } from './storage.js'
 
 const KEY = 'maygh-reach'
 
@@ -28,17 +29,14 @@ export class Reach {
 
   /** channels tried in a row that did not open (another tab's count included) */
   count () {
-    try {
-      const v = this.#storage?.getItem(KEY)
-      if (typeof v === 'string') return Number(v) || 0
-    } catch {}
-    return this.#own
+    const v = read(this.#storage, KEY)
+    return v ? Number(v) || 0 : this.#own
   }
 
   /** @param {number} n */
   #set (n) {
     this.#own = n
-    try { this.#storage?.setItem(KEY, String(n)) } catch {}
+    write(this.#storage, KEY, String(n))
   }
 
   /** A channel this visitor tried did not open within the pass-over, or failed. */

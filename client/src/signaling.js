@@ -360,7 +360,7 @@ export class Signaling extends Emitter {
    * @returns {boolean} whether it was sent
    */
   send (msg, beforeJoin = false) {
-    if (!this.ws || this.ws.readyState !== 1 || !(this.joined || beforeJoin)) return false
+    if (this.ws?.readyState !== 1 || !(this.joined || beforeJoin)) return false
     this.ws.send(JSON.stringify({ v: PROTOCOL_VERSION, ...msg }))
     return true
   }

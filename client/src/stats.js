@@ -41,8 +41,9 @@ export class Stats extends Emitter {
 
   /** @param {{ hash: string, peer: string, bytes: number }} event */
   served (event) {
-    this.counts.served.bytes += event.bytes
-    this.counts.served.count++
+    const c = this.counts.served
+    c.bytes += event.bytes
+    c.count++
     this.emit('serve', event)
   }
 

@@ -125,7 +125,9 @@ export function startTransparent (config) {
   let adopted = Promise.resolve()
   // `placing`: this page will say where its images lie (`later`), once laid out.
   const placing = !!controller && typeof IntersectionObserver === 'function'
-  const hello = () => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'hello', ttfb: navigationTtfb(), placing })))
+  /** @param {PageMessage} msg one the worker answers nothing */
+  const post = (msg) => worker().then((w) => w?.postMessage(msg))
+  const hello = () => post({ maygh: 'hello', ttfb: navigationTtfb(), placing })
   /** @type {import('../../policy/hedge-rule.js').Placement} where the page's images lie, as far as laid out: none yet */
   let placement = { below: new Set(), above: new Set(), placing }
   // The worker lets peers take longer over them (policy/hedge-rule.js). Told once the page has been laid
@@ -134,14 +136,14 @@ export function startTransparent (config) {
   if (placing) {
     watchPlacement((now) => {
       placement = now
-      worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'later', urls: [...now.below], above: [...now.above], placing: now.placing })))
+      post({ maygh: 'later', urls: [...now.below], above: [...now.above], placing: now.placing })
     })
   }
   // Whether peers answered (joined) or not (coordinator unreachable, refused, opted out): the worker
   // sends the next page's first requests straight to the origin while its script loads when they did not.
   // With the coordinators to ask about the next page's requests before its script joins (not in the
   // worker's URL: a page whose settings differ would replace the worker under the pages it controls).
-  peers.ready.then((up) => worker().then((w) => w?.postMessage(/** @satisfies {PageMessage} */ ({ maygh: 'peers', up, coordinator: config.coordinator, lookupTimeoutMs: config.lookupTimeoutMs })))).catch(() => {})
+  peers.ready.then((up) => post({ maygh: 'peers', up, coordinator: config.coordinator, lookupTimeoutMs: config.lookupTimeoutMs })).catch(() => {})
   // A controlled page says hello at once: the worker holds its requests for peers' bytes until then.
   if (controller) hello()
   registered.then(() => {

@@ -17,29 +17,13 @@
  * another tab's choice changed).
  */
 import { Emitter } from './emitter.js'
+import { read, write } from './storage.js'
 
 /** @typedef {'on' | 'receive-only' | 'off'} Mode */
 export const MODES = /** @type {const} */ (['on', 'receive-only', 'off'])
 
 const CHOICE = 'maygh-choice'
 const SENT = 'maygh-sent'
-
-/**
- * @param {Storage | undefined} storage
- * @param {string} key
- */
-function read (storage, key) {
-  try { return storage?.getItem(key) ?? '' } catch { return '' }
-}
-
-/**
- * @param {Storage | undefined} storage
- * @param {string} key
- * @param {string} value
- */
-function write (storage, key, value) {
-  try { storage?.setItem(key, value) } catch {}
-}
 
 export class Uplink extends Emitter {
   /** @type {ConstructorParameters<typeof Uplink>[0]} */
