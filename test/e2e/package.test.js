@@ -13,7 +13,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -115,7 +115,7 @@ async function installed (dir) {
     for (const e of await readdir(at, { withFileTypes: true })) {
       const path = join(at, e.name)
       if (e.isDirectory()) await walk(path)
-      else if (e.isFile()) bytes += (await readFile(path)).length
+      else if (e.isFile()) bytes += (await stat(path)).size
     }
   }
   for (const e of await readdir(join(dir, 'node_modules'))) {
