@@ -34,17 +34,36 @@ export class Introductions {
    * @param {boolean} looked a lookup of this peer's named `peer` (false: `peer` signalled this one first)
    */
   add (peer, now, looked) {
+    if (!this.renew(peer, now, looked)) this.insert(peer, now, looked)
+  }
+
+  /**
+   * Introduce `peer` again if this peer has an entry for it, live or expired, as `add` does.
+   * @param {string} peer
+   * @param {number} now
+   * @param {boolean} looked
+   * @returns {boolean} false when it has none (nothing done)
+   */
+  renew (peer, now, looked) {
     const known = this.peers.get(peer)
-    if (known !== undefined) {
-      const live = known.until > now
-      known.left = live && !looked ? known.left : this.budgetBytes
-      known.looked = looked || (live && known.looked)
-      known.until = now + this.ttlMs
-      // Renewed: the newest kept (a Map keeps the order entries were set in).
-      this.peers.delete(peer)
-      this.peers.set(peer, known)
-      return
-    }
+    if (known === undefined) return false
+    const live = known.until > now
+    known.left = live && !looked ? known.left : this.budgetBytes
+    known.looked = looked || (live && known.looked)
+    known.until = now + this.ttlMs
+    // Renewed: the newest kept (a Map keeps the order entries were set in).
+    this.peers.delete(peer)
+    this.peers.set(peer, known)
+    return true
+  }
+
+  /**
+   * Introduce `peer`, which this peer has no entry for, as `add` does.
+   * @param {string} peer
+   * @param {number} now
+   * @param {boolean} looked
+   */
+  insert (peer, now, looked) {
     if (this.peers.size >= this.max) this.peers.delete(/** @type {string} */ (this.peers.keys().next().value))
     this.peers.set(peer, { until: now + this.ttlMs, left: this.budgetBytes, looked })
   }

@@ -59,6 +59,9 @@ function refuseSocket (socket, err) {
 
 /** @typedef {import('./message-parser.js').Message} Message */
 
+/** A request's deadline not started yet: #run starts it if the request's handler has to wait. */
+const UNTIMED = -2
+
 /**
  * Start a coordinator.
  *
@@ -368,11 +371,13 @@ export class Coordinator extends EventEmitter {
         if (id !== null && !session.closed && assets.length > 0) {
           this.holdings -= assets.length
           session.assets.clear()
-          await this.store.updatePeer(id, [], session.keys(assets)).catch((err) => {
+          try {
+            await this.store.updatePeer(id, [], session.keys(assets))
+          } catch (err) {
             const unsure = (session.unsure ??= new Set())
             for (const hash of assets) unsure.add(hash)
-            this.warn(err, `unlisting quarantined peer ${id} failed; retried when it leaves`)
-          })
+            this.warn(/** @type {Error} */ (err), `unlisting quarantined peer ${id} failed; retried when it leaves`)
+          }
         }
         resolve()
       })
@@ -437,9 +442,20 @@ export class Coordinator extends EventEmitter {
     // Every request is answered within storeTimeoutMs of its arrival, whatever the store does and
     // whatever this peer's earlier changes still wait for: a lookup with no holders, anything else
     // MGH_ERR_STORE. What its handler does later is not sent.
-    const late = message.ref === undefined ? -1 : this.answerBy.start(() => this.#late(session, /** @type {Message} */ (message)))
-    if (ORDERED_TYPES.has(message.type)) session.enqueue(async () => this.#run(session, /** @type {Message} */ (message), late))
+    // A request that waits behind this peer's earlier changes is timed from now; one that runs now
+    // is timed only if its handler has to wait (#run): none is, on the in-process store.
+    const late = session.pending === 0 ? UNTIMED : this.#deadline(session, message)
+    if (ORDERED_TYPES.has(message.type)) session.enqueue(() => this.#run(session, /** @type {Message} */ (message), late))
     else session.after(() => { this.#run(session, /** @type {Message} */ (message), late) })
+  }
+
+  /**
+   * @param {Session} session
+   * @param {Message} message
+   * @returns {number} its answer deadline, from now (-1: none, it has no ref)
+   */
+  #deadline (session, message) {
+    return message.ref === undefined ? -1 : this.answerBy.start(() => this.#late(session, message))
   }
 
   /**
@@ -447,7 +463,7 @@ export class Coordinator extends EventEmitter {
    * to a peer on this shard) is answered at once: no promise on that path.
    * @param {Session} session
    * @param {Message} message
-   * @param {number} late its answer deadline (-1: none, it has no ref)
+   * @param {number} late its answer deadline (-1: none, it has no ref; UNTIMED: started here if the handler waits)
    * @returns {Promise<void> | void}
    */
   #run (session, message, late) {
@@ -459,10 +475,11 @@ export class Coordinator extends EventEmitter {
     try {
       out = HANDLERS[message.type].handle(message, session, /** @type {import('./handlers/index.js').HandlerContext} */ (this.context))
     } catch (err) {
-      return this.#failed(session, message, late, err)
+      return this.#failed(session, message, late === UNTIMED ? -1 : late, err)
     }
-    if (out instanceof Promise) return out.then((reply) => this.#answer(session, message, late, reply), (err) => this.#failed(session, message, late, err))
-    return this.#answer(session, message, late, out)
+    if (!(out instanceof Promise)) return this.#answer(session, message, late === UNTIMED ? -1 : late, out)
+    const deadline = late === UNTIMED ? this.#deadline(session, message) : late
+    return out.then((reply) => this.#answer(session, message, deadline, reply), (err) => this.#failed(session, message, deadline, err))
   }
 
   /**

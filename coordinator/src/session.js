@@ -127,12 +127,18 @@ export class Session {
 
   /**
    * Run `task` after every earlier ordered task of this session; later tasks wait for it.
-   * @param {() => Promise<void>} task must not reject
+   * @param {() => Promise<void> | void} task must not throw or reject
    */
   enqueue (task) {
-    // Nothing queued (the common case): start now, not a microtask later.
-    const run = this.pending++ === 0 ? task() : this.queue.then(task)
-    this.queue = run.then(() => { this.pending-- })
+    if (this.pending++ === 0) {
+      // Nothing queued (the common case): start now, not a microtask later; a task done at
+      // once (the in-process store's) leaves nothing for later ones to wait for.
+      const run = task()
+      if (run instanceof Promise) this.queue = run.then(() => { this.pending-- })
+      else this.pending--
+      return
+    }
+    this.queue = this.queue.then(task).then(() => { this.pending-- })
   }
 
   /**

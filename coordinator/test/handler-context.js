@@ -139,6 +139,16 @@ export async function handlerContext (options = {}) {
      * @returns {Promise<any>} the reply (undefined: none)
      */
     async send (session, message) {
+      return this.handle(session, message)
+    },
+
+    /**
+     * The same, what the handler returns as it returns it: a reply at once, or a promise of one.
+     * @param {Session} session
+     * @param {Record<string, unknown>} message
+     * @returns {any}
+     */
+    handle (session, message) {
       const valid = validateMessage(message, config)
       return HANDLERS[valid.type].handle(valid, session, context)
     },

@@ -72,6 +72,36 @@ test('a lookup the store fails answers no holders, with a warning', async (t) =>
   assert.deepEqual(hc.warnings.map((w) => w.context), ['lookup failed'])
 })
 
+test('on the in-process store a lookup is answered at once, with no promise; on a store that answers later, alike', async (t) => {
+  const hc = await handlerContext()
+  t.after(() => hc.close())
+  const holder = await hc.joined([A])
+  const asker = await hc.joined()
+  const now = hc.handle(asker, { type: 'lookup', hashes: [A, h('b')] })
+  assert.equal(now instanceof Promise, false)
+  assert.deepEqual(now, { type: 'holders', found: { [A]: [holder.peerId], [h('b')]: [] } })
+  const { sampleHolders, markChosen } = hc.store
+  hc.store.sampleHolders = async (...args) => sampleHolders.apply(hc.store, args)
+  hc.store.markChosen = async (...args) => markChosen.apply(hc.store, args)
+  const later = hc.handle(asker, { type: 'lookup', hashes: [A, h('b')] })
+  assert.equal(later instanceof Promise, true)
+  assert.deepEqual(await later, now)
+})
+
+test('a store that throws at once fails a lookup as one that rejects does: no holders, with a warning', async (t) => {
+  const hc = await handlerContext()
+  t.after(() => hc.close())
+  const holder = await hc.joined([A])
+  const asker = await hc.joined()
+  const { sampleHolders } = hc.store
+  hc.store.sampleHolders = () => { throw new Error('store down') }
+  assert.deepEqual(hc.handle(asker, { type: 'lookup', hash: A }), { type: 'holders', hash: A, peers: [] })
+  hc.store.sampleHolders = sampleHolders
+  hc.store.markChosen = () => { throw new Error('mark failed') }
+  assert.deepEqual(hc.handle(asker, { type: 'lookup', hash: A }), { type: 'holders', hash: A, peers: [holder.peerId] }, 'a mark that fails does not fail the lookup')
+  assert.deepEqual(hc.warnings.map((w) => w.context), ['lookup failed', 'markChosen failed'])
+})
+
 test('past its allowance of holders it did not know, a lookup names only those it knows', async (t) => {
   const hc = await handlerContext({ newHolderBurst: 2, newHoldersPerSecond: 1 })
   t.after(() => hc.close())

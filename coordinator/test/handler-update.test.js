@@ -81,3 +81,17 @@ test('an update the store fails is refused; what it may have listed is removed w
   assert.deepEqual([...(peer.unsure ?? [])].sort(), [h('a'), h('b')].sort())
   assert.equal(hc.coordinator.holdings, 1)
 })
+
+test('on the in-process store an update is answered at once, with no promise; a store that throws at once refuses it as one that rejects', async (t) => {
+  const hc = await handlerContext()
+  t.after(() => hc.close())
+  const peer = await hc.joined([h('a')])
+  const reply = hc.handle(peer, { type: 'update', add: [h('b')] })
+  assert.equal(reply instanceof Promise, false)
+  assert.deepEqual(reply, { type: 'updated', holding: 2 })
+  hc.store.updatePeer = () => { throw new Error('store down') }
+  assert.throws(() => hc.handle(peer, { type: 'update', add: [h('c')], remove: [h('a')] }), /store down/)
+  assert.deepEqual([...peer.assets].sort(), [h('a'), h('b')].sort())
+  assert.deepEqual([...(peer.unsure ?? [])].sort(), [h('a'), h('c')].sort())
+  assert.equal(hc.coordinator.holdings, 2)
+})

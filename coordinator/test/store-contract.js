@@ -146,6 +146,16 @@ export function storeContract (name, makeStore, options = {}) {
     assert.deepEqual(await sample(store, h('b'), 10), [])
   }))
 
+  test(`${name}: a dead shard whose name begins a live one's is told apart from it`, withStore(async (store) => {
+    const ttl = 300
+    await store.beat('sa2', info(), ttl)
+    const gone = [pid('sa2', 'q1'), pid('sa2', 'q2')]
+    for (const id of [gone[0], p1, gone[1], p2]) await store.addPeer(id, [h('a')])
+    assert.deepEqual(ids(await sample(store, h('a'), 10)), [...gone, p1, p2].sort())
+    await sleep(ttl + 50)
+    for (let i = 0; i < 5; i++) assert.deepEqual(ids(await sample(store, h('a'), 10)), [p1, p2])
+  }))
+
   test(`${name}: the bus delivers to the subscribed shard only`, withStore(async (store) => {
     const a = inbox()
     const b = inbox()

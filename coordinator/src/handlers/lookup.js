@@ -52,40 +52,79 @@ const NONE = new Set()
 const ranking = new HolderRanking(1, '')
 
 /** @type {import('./index.js').Handler} */
-export async function handle (message, session, context) {
+export function handle (message, session, context) {
   const asker = session.requirePeer().peerId
-  const connected = message.connected === undefined ? NONE : new Set(/** @type {string[]} */ (message.connected))
   const many = message.hashes !== undefined
   const hashes = /** @type {string[]} */ (many ? [...new Set(/** @type {string[]} */ (message.hashes))] : [message.hash])
   // The frame took one message of the rate limit; a batch costs one per asset, as the lookups one by one would.
   if (many && !session.takeToken(hashes.length - 1)) throw new MayghError(ERRORS.MGH_ERR_RATE_LIMITED, `a lookup of ${hashes.length} assets is over the rate`)
-  const { store, config, metrics, counters, clock, warn } = context
+  const { store, config, warn } = context
   // One store call for every asset of the message; its time and the lookups' outcomes are counted once.
   const started = performance.now()
   // Under pairWithinNetwork, each key names the asker's network too (Session.keys): the holders listed there only.
   const keys = session.keys(hashes)
-  /** @type {import('../store/store.js').Holder[][]} */
   let samples
   try {
-    samples = await store.sampleHolders(keys, config.candidateSample)
+    samples = store.sampleHolders(keys, config.candidateSample)
   } catch (err) {
-    // A store that is down or slow answers "no holders": the page goes to the origin at once.
-    warn(/** @type {Error} */ (err), 'lookup failed')
-    samples = hashes.map(() => [])
+    samples = noHolders(err, hashes, warn)
   }
+  // The in-process store answers at once: then so does this handler, with no promise.
+  if (!(samples instanceof Promise)) return answer(message, asker, hashes, keys, samples, started, session, context)
+  return samples.then(
+    (found) => answer(message, asker, hashes, keys, found, started, session, context),
+    (err) => answer(message, asker, hashes, keys, noHolders(err, hashes, warn), started, session, context))
+}
+
+/**
+ * A store that is down or slow answers "no holders": the page goes to the origin at once.
+ * @param {unknown} err what the store threw
+ * @param {string[]} hashes
+ * @param {(err: Error, context: string) => void} warn
+ * @returns {import('../store/store.js').Holder[][]}
+ */
+function noHolders (err, hashes, warn) {
+  warn(/** @type {Error} */ (err), 'lookup failed')
+  return hashes.map(() => [])
+}
+
+/**
+ * The rest of a lookup once the store has sampled each asset's holders: each
+ * list ranked and introduced (steps 2 and 3), the first holders marked, the
+ * offers handed over, the reply.
+ * @param {import('../message-parser.js').Message} message
+ * @param {string} asker
+ * @param {string[]} hashes the assets asked for, each once
+ * @param {readonly string[]} keys their store keys
+ * @param {import('../store/store.js').Holder[][]} samples
+ * @param {number} started when the store was asked (performance.now)
+ * @param {import('../session.js').Session} session
+ * @param {import('./index.js').HandlerContext} context
+ * @returns {Record<string, any> | Promise<Record<string, any>>} the reply; a promise only while an offer is handed to another shard
+ */
+function answer (message, asker, hashes, keys, samples, started, session, context) {
+  const { store, metrics, counters, clock, warn } = context
   metrics.observeStore('lookup', performance.now() - started)
+  const connected = message.connected === undefined ? NONE : new Set(/** @type {string[]} */ (message.connected))
   /** @type {[string, string][]} each asset's first holder, marked as chosen (step 3) */
   const marks = []
   const peers = samples.map((holders, i) => rank(holders, keys[i], asker, connected, session, context, marks))
-  // Not awaited: the store runs one connection's calls in order, so the next lookup already sees these choices.
-  if (marks.length > 0) store.markChosen(marks, clock()).catch((err) => warn(err, 'markChosen failed'))
+  if (marks.length > 0) {
+    // Not awaited: the store runs one connection's calls in order, so the next lookup already sees these choices.
+    try {
+      const marking = store.markChosen(marks, clock())
+      if (marking instanceof Promise) marking.catch((err) => warn(err, 'markChosen failed'))
+    } catch (err) {
+      warn(/** @type {Error} */ (err), 'markChosen failed')
+    }
+  }
   const hits = peers.reduce((n, p) => p.length > 0 ? n + 1 : n, 0)
   counters.lookups += hashes.length
   counters.lookupHits += hits
   metrics.countLookups(hits, hashes.length - hits)
   /** @type {Record<string, any>} */
   let reply
-  if (many) {
+  if (message.hashes !== undefined) {
     /** @type {Record<string, string[]>} */
     const found = {}
     for (let i = 0; i < hashes.length; i++) found[hashes[i]] = peers[i]
@@ -94,7 +133,10 @@ export async function handle (message, session, context) {
     reply = { type: 'holders', hash: hashes[0], peers: peers[0] }
   }
   const offers = /** @type {{ cid: string }[] | undefined} */ (message.offers)
-  if (offers?.length) reply.offered = await handOffers(asker, offers, peers, connected, session, context)
+  if (!offers?.length) return reply
+  const offered = handOffers(asker, offers, peers, connected, session, context)
+  if (offered instanceof Promise) return offered.then((o) => { reply.offered = o; return reply })
+  reply.offered = offered
   return reply
 }
 
@@ -108,10 +150,11 @@ export async function handle (message, session, context) {
  * @param {ReadonlySet<string>} connected
  * @param {import('../session.js').Session} session
  * @param {import('./index.js').HandlerContext} context
- * @returns {Promise<Record<string, string>>} the cid each holder was handed, by peer id (a holder whose
- *   signal could not be delivered, having left, is not named)
+ * @returns {Record<string, string> | Promise<Record<string, string>>} the cid each holder was handed, by
+ *   peer id (a holder whose signal could not be delivered, having left, is not named); a promise
+ *   only while a hand-over to another shard's bus is on its way
  */
-async function handOffers (asker, offers, lists, connected, session, context) {
+function handOffers (asker, offers, lists, connected, session, context) {
   /** @type {string[]} */
   const to = []
   for (let rank = 0; to.length < offers.length && lists.some((l) => l.length > rank); rank++) {
@@ -135,8 +178,8 @@ async function handOffers (asker, offers, lists, connected, session, context) {
       // Not delivered (the holder has left, or its budget is spent): not named.
     }
   }
-  if (bus.length > 0) await Promise.all(bus)
-  return offered
+  if (bus.length === 0) return offered
+  return Promise.all(bus).then(() => offered)
 }
 
 /**
@@ -159,13 +202,21 @@ function rank (holders, key, asker, connected, session, { config, metrics }, mar
   }
   if (ranking.size === 0) return []
   const introductions = session.introduced()
-  // A holder it does not know takes one from its allowance (Session.newHolder); past it, only the holders it knows are named.
-  const ranked = ranking.ids.slice(0, ranking.size)
-  const peers = ranked.filter((peer) => introductions.peers.has(peer) || session.newHolder())
-  if (peers.length < ranked.length) metrics.withheld.inc(ranked.length - peers.length)
-  // The asker may now signal these holders (and they it, once it has).
   const now = session.now()
-  for (const peer of peers) introductions.add(peer, now, true)
+  /** @type {string[]} */
+  const peers = []
+  let withheld = 0
+  for (let i = 0; i < ranking.size; i++) {
+    const peer = ranking.ids[i]
+    // The asker may now signal these holders (and they it, once it has). A holder it does not know takes
+    // one from its allowance (Session.newHolder); past it, only the holders it knows are named.
+    if (introductions.renew(peer, now, true)) peers.push(peer)
+    else if (session.newHolder()) {
+      introductions.insert(peer, now, true)
+      peers.push(peer)
+    } else withheld++
+  }
+  if (withheld > 0) metrics.withheld.inc(withheld)
   if (peers.length > 0 && peers[0] === ranking.marked()) marks.push([key, peers[0]])
   return peers
 }

@@ -17,7 +17,7 @@ export function validate (m, limits) {
 }
 
 /** @type {import('./index.js').Handler} */
-export async function handle (message, session, { store, config, counters, coordinator, metrics }) {
+export function handle (message, session, { store, config, counters, coordinator, metrics }) {
   const peer = session.requirePeer()
   // Quarantined: acknowledged, not listed (quarantine.js).
   if (peer.quarantined) return { type: 'updated', holding: 0 }
@@ -39,21 +39,29 @@ export async function handle (message, session, { store, config, counters, coord
   if (grows > 0 && coordinator.holdings + grows > config.maxHoldings) throw new MayghError(ERRORS.MGH_ERR_CAPACITY, `this coordinator lists ${config.maxHoldings} holdings at most`)
   coordinator.holdings += grows
   const started = performance.now()
-  try {
-    await store.updatePeer(peer.peerId, peer.keys(added), peer.keys(removed))
-  } catch (err) {
+  /** @param {unknown} err the store's: the change may have been applied or not */
+  const failed = (err) => {
+    metrics.observeStore('update', performance.now() - started)
     coordinator.holdings -= grows
-    // The store may have applied the change or not (a timeout cannot tell):
-    // whatever it lists for these hashes is taken out when the peer leaves.
+    // A timeout cannot tell: whatever the store lists for these hashes is taken out when the peer leaves.
     const unsure = (session.unsure ??= new Set())
     for (const hash of added) unsure.add(hash)
     for (const hash of removed) unsure.add(hash)
     throw err
-  } finally {
-    metrics.observeStore('update', performance.now() - started)
   }
-  for (const hash of removed) held.delete(hash)
-  for (const hash of added) held.add(hash)
-  counters.updates++
-  return { type: 'updated', holding: held.size }
+  const applied = () => {
+    metrics.observeStore('update', performance.now() - started)
+    for (const hash of removed) held.delete(hash)
+    for (const hash of added) held.add(hash)
+    counters.updates++
+    return { type: 'updated', holding: held.size }
+  }
+  let done
+  try {
+    done = store.updatePeer(peer.peerId, peer.keys(added), peer.keys(removed))
+  } catch (err) {
+    return failed(err)
+  }
+  // The in-process store answers at once: then so does this handler, with no promise.
+  return done instanceof Promise ? done.then(applied, failed) : applied()
 }

@@ -16,6 +16,9 @@ import { USAGE_SOURCES } from '../../../protocol/index.js'
 /** @typedef {import('./store.js').ShardInfo} ShardInfo */
 /** @typedef {import('./store.js').ShardTable} ShardTable */
 
+/** `~`, which ends a peer id's shard (protocol/messages.js shardOfPeer) */
+const TILDE = 0x7e
+
 /**
  * Holders of one asset: an array for O(1) random sampling, the time each entry
  * was last chosen beside it, and an index for O(1) removal (swap with the last
@@ -141,8 +144,8 @@ export class MemoryStore {
     this.#add(id, assets)
   }
 
-  /** @type {Store['updatePeer']} */
-  async updatePeer (id, added, removed) {
+  /** @type {Store['updatePeer']} answered at once */
+  updatePeer (id, added, removed) {
     if (!this.peers.has(id)) return
     this.#remove(id, removed)
     this.#add(id, added)
@@ -156,8 +159,8 @@ export class MemoryStore {
     this.peers.delete(id)
   }
 
-  /** @type {Store['sampleHolders']} */
-  async sampleHolders (hashes, limit) {
+  /** @type {Store['sampleHolders']} answered at once */
+  sampleHolders (hashes, limit) {
     return hashes.map((hash) => this.#sample(hash, limit))
   }
 
@@ -175,15 +178,22 @@ export class MemoryStore {
     const n = set.ids.length
     const now = this.now()
     let read = 0
+    // Holders on one shard share its prefix: a run of them reads its liveness once.
+    let shard = ''
+    let live = false
     for (let pos = sampleStart(n, limit, this.random); pos !== -1; pos = sampleNext(pos, ++read, sample.length, n, limit)) {
       const id = set.ids[pos]
-      if (isLiveIn(this.shards, shardOfPeer(id), now)) sample.push({ id, lastChosen: set.chosen[pos] })
+      if (shard === '' || id.charCodeAt(shard.length) !== TILDE || !id.startsWith(shard)) {
+        shard = shardOfPeer(id)
+        live = isLiveIn(this.shards, shard, now)
+      }
+      if (live) sample.push({ id, lastChosen: set.chosen[pos] })
     }
     return sample
   }
 
-  /** @type {Store['markChosen']} */
-  async markChosen (choices, at) {
+  /** @type {Store['markChosen']} answered at once */
+  markChosen (choices, at) {
     for (const [hash, id] of choices) {
       const set = this.holders.get(hash)
       const pos = set?.index.get(id)

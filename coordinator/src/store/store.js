@@ -39,6 +39,10 @@
  *   reaped while it could not reach the store): the caller registers its peers again
  *
  * @typedef {object} Store
+ *   The calls on a lookup's and an update's path (`updatePeer`, `sampleHolders`, `markChosen`)
+ *   return a promise, or their result itself when they have it at once (the in-process store):
+ *   a caller that awaits them works either way; the handlers on that path then answer without a
+ *   promise or a microtask on the in-process store.
  * @property {boolean} failsInParts whether part of the store can fail while the rest answers
  *   (a Redis Cluster's master failing over): then one request not answered in time says
  *   nothing of the whole, and only a failed beat (which any live part answers) does
@@ -54,14 +58,14 @@
  * @property {(id: string, assets: readonly string[]) => Promise<void>} addPeer
  *   put a peer in the client map and list it as a holder of `assets`; for a peer
  *   already listed (listed again after the store lost data), entries it has keep their times
- * @property {(id: string, added: readonly string[], removed: readonly string[]) => Promise<void>} updatePeer
+ * @property {(id: string, added: readonly string[], removed: readonly string[]) => Promise<void> | void} updatePeer
  *   apply an exact change to what an online peer holds
  * @property {(id: string, assets: readonly string[]) => Promise<void>} removePeer
  *   take a peer (holding exactly `assets`) out of every map
- * @property {(hashes: readonly string[], limit: number) => Promise<Holder[][]>} sampleHolders
+ * @property {(hashes: readonly string[], limit: number) => Promise<Holder[][]> | Holder[][]} sampleHolders
  *   for each of `hashes`, up to `limit` of its holders on live shards, a random sample when
  *   there are more (a page's lookup is one call: one round trip)
- * @property {(choices: readonly (readonly [hash: string, id: string])[], at: number) => Promise<void>} markChosen
+ * @property {(choices: readonly (readonly [hash: string, id: string])[], at: number) => Promise<void> | void} markChosen
  *   record that a lookup of each choice's hash handed its id out first at time `at` (never
  *   recreates a gone entry)
  * @property {(id: string) => Promise<boolean>} hasPeer
