@@ -22,6 +22,8 @@ export class Introductions {
      * @type {Map<string, { until: number, left: number, looked: boolean }>}
      */
     this.peers = new Map()
+    /** @type {string | undefined} the key set last: the newest kept, if it is still there */
+    this.newest = undefined
   }
 
   /**
@@ -51,9 +53,13 @@ export class Introductions {
     known.left = live && !looked ? known.left : this.budgetBytes
     known.looked = looked || (live && known.looked)
     known.until = now + this.ttlMs
-    // Renewed: the newest kept (a Map keeps the order entries were set in).
-    this.peers.delete(peer)
-    this.peers.set(peer, known)
+    // Renewed: the newest kept (a Map keeps the order entries were set in); already so for a
+    // run of signals from one peer, which then costs no reordering.
+    if (this.newest !== peer) {
+      this.peers.delete(peer)
+      this.peers.set(peer, known)
+      this.newest = peer
+    }
     return true
   }
 
@@ -66,6 +72,7 @@ export class Introductions {
   insert (peer, now, looked) {
     if (this.peers.size >= this.max) this.peers.delete(/** @type {string} */ (this.peers.keys().next().value))
     this.peers.set(peer, { until: now + this.ttlMs, left: this.budgetBytes, looked })
+    this.newest = peer
   }
 
   /**
