@@ -58,7 +58,7 @@ test('the registry has a copy on each third of the slots: a shard expired in one
   const info = { url: '', peers: 0, holdings: 0 }
   const store = await freshStore()
   try {
-    const copies = store.registries.map((r) => r.shards)
+    const copies = store.registry.copies.map((r) => r.shards)
     assert.equal(copies.length, 3)
     const masters = new Set(copies.map((key) => admin.slots[Number(calculateSlot(key))][0]))
     assert.equal(masters.size, 3, 'each copy on a master of its own')
@@ -68,13 +68,13 @@ test('the registry has a copy on each third of the slots: a shard expired in one
     const beat = await store.beat('sa', info, 60_000)
     assert.deepEqual(beat.dead, [])
     assert.ok(beat.live.has('sb') && store.isLive('sb'))
-    assert.equal(await admin.zscore(store.registries[0].reaping, 'sb') !== null, true, 'that copy still counts it dead (until sb beats again)')
+    assert.equal(await admin.zscore(store.registry.copies[0].reaping, 'sb') !== null, true, 'that copy still counts it dead (until sb beats again)')
     // Expired in every copy: dead, handed out once.
     await Promise.all(copies.map((key) => admin.zadd(key, 1, 'sb')))
     assert.deepEqual((await store.beat('sa', info, 60_000)).dead, ['sb'])
     assert.equal(store.isLive('sb'), false)
     await store.reapShard('sb')
-    for (const r of store.registries) assert.equal(await admin.zscore(r.reaping, 'sb'), null)
+    for (const r of store.registry.copies) assert.equal(await admin.zscore(r.reaping, 'sb'), null)
   } finally {
     await store.close()
   }

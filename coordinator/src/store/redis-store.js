@@ -8,12 +8,8 @@
  *   mgh:h:{<hash>}    HASH  holders of an asset: peer id → when a lookup of this asset last chose it (ms, 0 = never)
  *   mgh:a:{<peer>}    SET   hashes a peer holds (what removing it, or reaping its shard, reads)
  *   mgh:s:{<shard>}   SET   ids of the peers joined on a shard (what a reaper walks)
- *   mgh:{r}:shards    ZSET  the registry: live shard → when its entry expires (Redis's clock, ms)
- *   mgh:{r}:info      HASH  shard → its ShardInfo, JSON
- *   mgh:{r}:reaping   ZSET  dead shard → when its reaper's lease runs out
- *                     (on a Cluster the registry has two more copies, under {r1188} and {r407}: see REGISTRIES)
+ *   mgh:{r}:…         the shard registry and the sentinels (redis-registry.js)
  *   mgh:{r}:salt      STRING the shards' network salt, expiring each day
- *   mgh:e:{<tag>}     STRING  a sentinel on each master: gone means that master lost its data
  *   mgh:r:{<subject>} ZSET  who reported a visitor: reporter → when (ms); lives one window
  *   mgh:q:{<subject>} STRING a visitor in quarantine, until the key expires
  *   mgh:{r}:sites     SET   the sites with usage (at most UsageLimits.maxSites)
@@ -30,45 +26,23 @@
  * is read per candidate. On one Redis, the lookups, marks, joins, changes and
  * leaves of every client in one turn of the event loop go as one script call
  * (redis-batch.js). On a Cluster each is a command, or a batch of commands sent
- * together, auto-pipelined (one round trip to each node the keys live on). A beat is one Lua script on each copy of the registry
- * (one copy on one Redis, three on a Cluster), run on Redis's clock so that
- * shards on different hosts agree on expiry, plus one `SET NX` per master for
- * the sentinels; all sent together.
+ * together, auto-pipelined (one round trip to each node the keys live on).
  */
 import { randomBytes } from 'node:crypto'
 import { Cluster, Redis } from 'ioredis'
-import calculateSlot from 'cluster-key-slot'
 import { Deadlines } from '../deadlines.js'
 import { RedisBatch } from './redis-batch.js'
+import { PREFIX, RedisRegistry } from './redis-registry.js'
 import { USAGE_SOURCES, backoffDelay, shardOfPeer } from '../../../protocol/index.js'
 
-import { SALT_MS, USAGE_ASSETS_KEPT, USAGE_MINUTE_MS, isLiveIn, liveIn, minuteOf, noUsage } from './store.js'
+import { SALT_MS, USAGE_ASSETS_KEPT, USAGE_MINUTE_MS, minuteOf, noUsage } from './store.js'
 
 /** @typedef {import('./store.js').Store} Store */
-/** @typedef {import('./store.js').ShardInfo} ShardInfo */
-/** @typedef {import('./store.js').ShardTable} ShardTable */
 
-const PREFIX = 'mgh:'
 const holdersKey = (/** @type {string} */ hash) => `${PREFIX}h:{${hash}}`
 const assetsKey = (/** @type {string} */ id) => `${PREFIX}a:{${id}}`
 const shardPeersKey = (/** @type {string} */ shard) => `${PREFIX}s:{${shard}}`
-/**
- * The shard registry's copies, each in one slot. On one Redis, one copy. On a
- * Cluster, liveness must not hinge on one master: three copies whose hash tags'
- * slots (7893, 2730, 13657) lie in different thirds of the slot space, so that
- * on three or more masters with the slots split evenly (as `redis-cli --cluster
- * create` splits them) each copy is on a master of its own. A shard beats every
- * copy; a beat succeeds when any copy answers; a shard is live when any copy
- * says so, and dead only when no copy that answered says it is live.
- * The first copy is the one earlier versions used alone: they and this one agree during a rolling upgrade.
- */
-const REGISTRIES = ['r', 'r1188', 'r407'].map((tag) => ({
-  shards: `${PREFIX}{${tag}}:shards`,
-  info: `${PREFIX}{${tag}}:info`,
-  reaping: `${PREFIX}{${tag}}:reaping`
-}))
 const SALT = `${PREFIX}{r}:salt`
-const sentinelKey = (/** @type {string} */ tag) => `${PREFIX}e:{${tag}}`
 const busChannel = (/** @type {string} */ shard) => `${PREFIX}bus:{${shard}}`
 const reportsKey = (/** @type {string} */ subject) => `${PREFIX}r:{${subject}}`
 const quarantineKey = (/** @type {string} */ subject) => `${PREFIX}q:{${subject}}`
@@ -76,54 +50,6 @@ const SITES = `${PREFIX}{r}:sites`
 const usageKey = (/** @type {string} */ site, /** @type {string} */ part) => `${PREFIX}u:{${site}}:${part}`
 /** peers per batch when a reaper walks a dead shard, or a shard lists its peers again */
 export const PEER_BATCH = 200
-/** the least time between two registry reads prompted by a shard this store has not heard of */
-const REFRESH_MS = 100
-/** how long a reaper may take before another shard takes the dead shard over */
-const REAP_LEASE_MS = 60_000
-
-/**
- * The beat (KEYS: registry, info, reaping; ARGV: shard, ttlMs, info JSON, reap lease ms):
- * renews this shard's entry; moves expired shards to `reaping` with a lease and
- * returns them (with any whose reaper's lease ran out) to this caller alone; and
- * returns the live shards with their time left and info. A shard that beats
- * again after being declared dead leaves `reaping`, which stops its reaper.
- * Returns { had entry 0|1, [shard, msLeft, info JSON]…, [dead shard]… }.
- */
-const LIVE_LUA = `
-local live = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')
-local out = {}
-for i = 1, #live, 2 do
-  out[#out + 1] = live[i]
-  out[#out + 1] = tostring(tonumber(live[i + 1]) - now)
-  out[#out + 1] = redis.call('HGET', KEYS[2], live[i]) or ''
-end`
-const NOW_LUA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`
-const BEAT_LUA = `${NOW_LUA}
-local shard = ARGV[1]
-local lease = tonumber(ARGV[4])
-local had = redis.call('ZSCORE', KEYS[1], shard)
-redis.call('ZREM', KEYS[3], shard)
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), shard)
-redis.call('HSET', KEYS[2], shard, ARGV[3])
-local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
-for _, s in ipairs(dead) do
-  redis.call('ZREM', KEYS[1], s)
-  redis.call('HDEL', KEYS[2], s)
-  redis.call('ZADD', KEYS[3], now + lease, s)
-end
-for _, s in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
-  redis.call('ZADD', KEYS[3], now + lease, s)
-  dead[#dead + 1] = s
-end
-${LIVE_LUA}
-return { had and 1 or 0, out, dead }`
-
-/** Reads the live shards without beating (KEYS: registry, info); returns [shard, msLeft, info JSON]…. */
-const READ_LUA = `${NOW_LUA}
-${LIVE_LUA}
-return out`
 
 /** Sets an entry's time only if the entry still exists (HSET would bring back a holder that has left). */
 const MARK_LUA = "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0"
@@ -170,7 +96,7 @@ export function parseClusterUrl (url) {
   }
 }
 
-/** @typedef {[string, ...(string | number)[]]} Command */
+/** @typedef {import('./redis-registry.js').Command} Command */
 
 /**
  * A peer's change as one operation of a batch (redis-batch.js): removals first.
@@ -225,9 +151,7 @@ export class RedisStore {
         clusterRetryStrategy: redisRetryDelay,
         redisOptions: { ...common, username: cluster.username, password: cluster.password }
       })
-    this.redis.defineCommand('mghBeat', { numberOfKeys: 3, lua: BEAT_LUA })
     this.redis.defineCommand('mghMark', { numberOfKeys: 1, lua: MARK_LUA })
-    this.redis.defineCommand('mghLive', { numberOfKeys: 2, lua: READ_LUA })
     this.redis.defineCommand('mghReport', { numberOfKeys: 1, lua: REPORT_LUA })
     /** @type {RedisBatch | null} on one Redis, the hot calls of each turn of the event loop as one script call */
     this.batch = this.redis instanceof Redis ? new RedisBatch(this.redis, () => { this.roundTrips++ }) : null
@@ -238,19 +162,9 @@ export class RedisStore {
     this.subscribing = null
     /** @type {Map<string, Set<(message: unknown) => void>>} */
     this.handlers = new Map()
-    /** the registry's copies this store beats (REGISTRIES) */
-    this.registries = cluster === null ? REGISTRIES.slice(0, 1) : REGISTRIES
-    /** @type {ShardTable} the registry as of the last beat, expiry on this host's clock */
-    this.shards = new Map()
-    /** @type {Map<string, number>} dead shard → the copy that handed it to this store to reap */
-    this.reapingIn = new Map()
-    /** @type {Promise<void> | null} a registry read in flight */
-    this.refreshing = null
-    this.refreshedAt = 0
-    /** @type {Set<string>} sentinel keys seen in place: one that goes missing means its master lost its data */
-    this.sentinels = new Set()
-    /** @type {Set<string>} shards that have beaten through this store (before its first beat, a shard has no entry) */
-    this.beaten = new Set()
+    this.registry = new RedisRegistry(this.redis, (commands, inParts) => this.#settle(commands, inParts))
+    /** the registry as of the last beat (RedisRegistry): a lookup's holders are on live shards */
+    this.shards = this.registry.shards
     /** round trips made, for the contract test's batching check */
     this.roundTrips = 0
     // ioredis times a command from when it is sent, and an auto-pipelined command waits unsent behind
@@ -287,83 +201,28 @@ export class RedisStore {
   }
 
   /** @type {Store['beat']} */
-  async beat (shard, info, ttlMs) {
-    const sentinels = this.#sentinelKeys()
-    const text = JSON.stringify(info)
-    // Sent together; a master that is down costs only its part (#settle's partMs).
-    const settled = await this.#settle([
-      ...this.registries.map((r) => /** @type {Command} */ (['mghBeat', r.shards, r.info, r.reaping, shard, ttlMs, text, REAP_LEASE_MS])),
-      ...sentinels.map((key) => /** @type {Command} */ (['set', key, '1', 'NX']))
-    ], true)
-    const copies = settled.slice(0, this.registries.length)
-    const placed = settled.slice(this.registries.length)
-    /** @type {{ copy: number, had: number, live: string[], dead: string[] }[]} */
-    const answered = []
-    copies.forEach((r, copy) => { if (r.status === 'fulfilled') answered.push({ copy, had: r.value[0], live: r.value[1], dead: r.value[2] }) })
-    if (answered.length === 0) throw /** @type {PromiseRejectedResult} */ (copies[0]).reason
-    // No entry in any copy where this shard had one: the registry's data went, or the shard was reaped while cut off.
-    let lost = answered.every((a) => a.had === 0) && this.beaten.has(shard)
-    this.beaten.add(shard)
-    placed.forEach((r, i) => {
-      if (r.status !== 'fulfilled') return
-      // OK: the key was missing and is set now; after it was seen in place, its master lost its data.
-      if (r.value === 'OK' && this.sentinels.has(sentinels[i])) lost = true
-      this.sentinels.add(sentinels[i])
-    })
-    this.#learn(answered.map((a) => a.live))
-    // Dead in one copy is not dead: a copy whose master just failed over has every entry expired.
-    /** @type {Set<string>} */
-    const dead = new Set()
-    for (const a of answered) {
-      for (const s of a.dead) {
-        if (this.isLive(s) || dead.has(s)) continue
-        dead.add(s)
-        this.reapingIn.set(s, a.copy)
-      }
-    }
-    return { live: this.liveShards(), dead: [...dead], lost }
+  beat (shard, info, ttlMs) {
+    return this.registry.beat(shard, info, ttlMs)
   }
 
   /** @type {Store['refresh']} */
   refresh () {
-    // One read at a time, and at most one per REFRESH_MS: a stream of lookups or
-    // connects naming shards this store has not heard of costs Redis almost nothing.
-    if (this.refreshing === null && Date.now() - this.refreshedAt >= REFRESH_MS) {
-      this.refreshedAt = Date.now()
-      this.refreshing = this.#settle(this.registries.map((r) => /** @type {Command} */ (['mghLive', r.shards, r.info])), true)
-        .then((copies) => {
-          const read = /** @type {string[][]} */ (copies.flatMap((r) => r.status === 'fulfilled' ? [r.value] : []))
-          // None answered: the next beat reports a store that is down.
-          if (read.length > 0) this.#learn(read)
-        })
-        .finally(() => { this.refreshing = null })
-    }
-    return this.refreshing ?? Promise.resolve()
+    return this.registry.refresh()
   }
 
-  /**
-   * Take in the registry's copies as a beat or a refresh read them: a shard is
-   * live until the latest expiry any copy gives it.
-   * @param {string[][]} copies each [shard, ms left, info JSON]…
-   */
-  #learn (copies) {
-    const now = Date.now()
-    this.shards.clear()
-    for (const live of copies) {
-      for (let i = 0; i < live.length; i += 3) {
-        const expiresAt = now + Number(live[i + 1])
-        if ((this.shards.get(live[i])?.expiresAt ?? -Infinity) < expiresAt) this.shards.set(live[i], { info: parseInfo(live[i + 2]), expiresAt })
-      }
-    }
+  /** @type {Store['isLive']} */
+  isLive (shard) {
+    return this.registry.isLive(shard)
+  }
+
+  /** @type {Store['liveShards']} */
+  liveShards () {
+    return this.registry.liveShards()
   }
 
   /** @type {Store['leave']} */
   async leave (shard) {
-    const settled = await this.#settle([
-      ['del', shardPeersKey(shard)],
-      ...this.registries.flatMap((r) => /** @type {Command[]} */ ([['zrem', r.shards, shard], ['hdel', r.info, shard]]))
-    ])
-    this.shards.delete(shard)
+    const settled = await this.#settle([['del', shardPeersKey(shard)], ...this.registry.leaving(shard)])
     // A copy left behind expires like the entry of a shard that died.
     if (settled.every((r) => r.status === 'rejected')) throw /** @type {PromiseRejectedResult} */ (settled[0]).reason
   }
@@ -371,11 +230,10 @@ export class RedisStore {
   /** @type {Store['reapShard']} */
   async reapShard (shard) {
     // The copy that handed this shard out as dead holds the lease this reaper works under.
-    const copy = this.registries[this.reapingIn.get(shard) ?? 0]
-    this.reapingIn.delete(shard)
+    const reaping = this.registry.reapingKey(shard)
     for (;;) {
       // Stop when the shard came back (its beat took it out of `reaping`) or another reaper finished.
-      const [still, ids] = await this.#exec([['zscore', copy.reaping, shard], ['srandmember', shardPeersKey(shard), PEER_BATCH]])
+      const [still, ids] = await this.#exec([['zscore', reaping, shard], ['srandmember', shardPeersKey(shard), PEER_BATCH]])
       if (still === null) return
       if (ids.length === 0) break
       const held = await this.#exec(ids.map((/** @type {string} */ id) => ['smembers', assetsKey(id)]))
@@ -389,17 +247,7 @@ export class RedisStore {
       await this.#exec(batch)
     }
     // Out of every copy's `reaping` that answers; a copy that does not hands it out again later, and that reaper finds nothing left.
-    await this.#settle([['del', shardPeersKey(shard)], ...this.registries.map((r) => /** @type {Command} */ (['zrem', r.reaping, shard]))])
-  }
-
-  /** @type {Store['isLive']} */
-  isLive (shard) {
-    return isLiveIn(this.shards, shard, Date.now())
-  }
-
-  /** @type {Store['liveShards']} */
-  liveShards () {
-    return liveIn(this.shards, Date.now())
+    await this.#settle([['del', shardPeersKey(shard)], ...this.registry.reaped(shard)])
   }
 
   /** @type {Store['addPeer']} */
@@ -628,23 +476,6 @@ export class RedisStore {
   }
 
   /**
-   * The sentinel keys: one on a single Redis; on a Cluster, one in a slot of
-   * each master, so that any master coming back empty is noticed.
-   * @returns {string[]}
-   */
-  #sentinelKeys () {
-    if (!(this.redis instanceof Cluster)) return [sentinelKey('0')]
-    const slots = this.redis.slots
-    /** @type {Map<string, string>} master → a key in one of its slots */
-    const keys = new Map()
-    for (let i = 0; keys.size < new Set(slots.map((s) => s?.[0])).size && i < 100_000; i++) {
-      const master = slots[calculateSlot(String(i))]?.[0]
-      if (master !== undefined && !keys.has(master)) keys.set(master, sentinelKey(String(i)))
-    }
-    return [...keys.values()]
-  }
-
-  /**
    * Send a batch of commands together; auto-pipelining puts them in one write
    * per node. The first failed command rejects, after all have settled.
    * @param {Command[]} commands
@@ -681,17 +512,4 @@ export class RedisStore {
  */
 function quietErrors (redis) {
   redis.on('error', () => {})
-}
-
-/**
- * @param {string} text a ShardInfo as JSON ('' when missing)
- * @returns {ShardInfo}
- */
-function parseInfo (text) {
-  try {
-    const { url = '', peers = 0, holdings = 0, draining = false } = JSON.parse(text)
-    return { url: String(url), peers: Number(peers) || 0, holdings: Number(holdings) || 0, draining: draining === true }
-  } catch {
-    return { url: '', peers: 0, holdings: 0, draining: false }
-  }
 }
