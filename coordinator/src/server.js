@@ -19,7 +19,7 @@ import { resolveConfig } from './config.js'
 import { ERRORS, MayghError } from '../../protocol/index.js'
 import { parseMessage } from './message-parser.js'
 import { Deadlines } from './deadlines.js'
-import { HANDLERS, ORDERED_TYPES, lateReply } from './handlers/index.js'
+import { HANDLERS, lateReply } from './handlers/index.js'
 import { Session } from './session.js'
 import { ClientLimits } from './client-limits.js'
 import { Relay } from './relay.js'
@@ -445,7 +445,7 @@ export class Coordinator extends EventEmitter {
     // A request that waits behind this peer's earlier changes is timed from now; one that runs now
     // is timed only if its handler has to wait (#run): none is, on the in-process store.
     const late = session.pending === 0 ? UNTIMED : this.#deadline(session, message)
-    if (ORDERED_TYPES.has(message.type)) session.enqueue(() => this.#run(session, /** @type {Message} */ (message), late))
+    if (HANDLERS[message.type].ordered) session.enqueue(() => this.#run(session, /** @type {Message} */ (message), late))
     else session.after(() => { this.#run(session, /** @type {Message} */ (message), late) })
   }
 

@@ -7,7 +7,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ERRORS, LIMITS, REQUEST_TYPES } from '../../protocol/index.js'
-import { HANDLERS, ORDERED_TYPES, lateReply } from '../src/handlers/index.js'
+import { HANDLERS, lateReply } from '../src/handlers/index.js'
 import { validateMessage } from '../src/message-parser.js'
 import { DEFAULTS } from '../src/config.js'
 import { h, peerOn } from './handler-context.js'
@@ -20,11 +20,11 @@ const BYTES = 'an integer from 0 to 1099511627776'
 test('every request type of the wire contract has exactly one handler, with its validator', () => {
   assert.deepEqual(Object.keys(HANDLERS).sort(), [...REQUEST_TYPES].sort())
   for (const type of REQUEST_TYPES) {
-    assert.deepEqual(Object.keys(HANDLERS[type]), ['validate', 'handle'], type)
+    assert.deepEqual(Object.keys(HANDLERS[type]), ['validate', 'handle', 'ordered'], type)
     assert.equal(typeof HANDLERS[type].validate, 'function', type)
     assert.equal(typeof HANDLERS[type].handle, 'function', type)
   }
-  assert.deepEqual([...ORDERED_TYPES], ['join', 'update'])
+  assert.deepEqual(REQUEST_TYPES.filter((type) => HANDLERS[type].ordered), ['join', 'update'], 'the types that change a peer\'s state')
 })
 
 /** @type {[string, Record<string, unknown>, keyof typeof ERRORS, string][]} type, fields, code, detail */

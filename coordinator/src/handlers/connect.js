@@ -14,6 +14,9 @@ import { ERRORS, MayghError, PEER_ID_PATTERN, shardOfPeer } from '../../../proto
 import { relayFrame } from '../relay.js'
 import { MAX_SIGNAL_DEPTH, badField, isSignal } from '../fields.js'
 
+/** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
+export const ordered = false
+
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
   if (typeof m.to !== 'string' || !PEER_ID_PATTERN.test(m.to)) throw badField('to', 'a peer id')

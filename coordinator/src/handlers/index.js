@@ -1,7 +1,9 @@
 /**
  * The message types clients may send, each by its module (one per type, named
  * after it): `validate` checks the type's fields once message-parser.js has
- * checked the envelope, and throws a coded MayghError; `handle` takes the
+ * checked the envelope, and throws a coded MayghError; `ordered` says whether the
+ * type changes the peer's state (its requests then run one at a time, in order:
+ * Session.enqueue; the others run as they come: Session.after); `handle` takes the
  * validated message, the sender's session and the context it needs (one per
  * coordinator, shared by every session), and returns the reply (without `ref`;
  * the caller adds it) or nothing, or a promise of either.
@@ -29,7 +31,8 @@
  *   may answer at once (its reply, or a throw) when it has nothing to wait for: `connect` to a peer on this shard
  * @typedef {(message: import('../message-parser.js').Fields, limits: import('../message-parser.js').ParseLimits) => void} Validator
  *   throws MayghError (MGH_ERR_BAD_FIELD, MGH_ERR_TOO_MANY_ASSETS) for a field that breaks the contract
- * @typedef {{ readonly validate: Validator, readonly handle: Handler }} MessageType
+ * @typedef {{ readonly validate: Validator, readonly handle: Handler, readonly ordered: boolean }} MessageType
+ *   `ordered`: the type changes the peer's state (join, update), so its requests run one at a time, in order
  */
 import { REQUEST_TYPES } from '../../../protocol/index.js'
 import * as join from './join.js'
@@ -41,9 +44,9 @@ import * as usage from './usage.js'
 
 /**
  * @param {MessageType} module a handler's module
- * @returns {MessageType} its validator and handler, and nothing else it exports (one shape for every type)
+ * @returns {MessageType} its validator, handler and whether it is ordered, and nothing else it exports (one shape for every type)
  */
-const messageType = ({ validate, handle }) => Object.freeze({ validate, handle })
+const messageType = ({ validate, handle, ordered }) => Object.freeze({ validate, handle, ordered })
 
 /** @type {Readonly<Record<string, MessageType>>} the one table of request types */
 export const HANDLERS = Object.freeze({ join: messageType(join), update: messageType(update), lookup: messageType(lookup), connect: messageType(connect), report: messageType(report), usage: messageType(usage) })
@@ -63,6 +66,3 @@ export function lateReply (message) {
   if (message.hashes === undefined) return { type: 'holders', hash: message.hash, peers: [] }
   return { type: 'holders', found: Object.fromEntries(/** @type {string[]} */ (message.hashes).map((hash) => [hash, []])) }
 }
-
-/** Types that change the peer's state: handled one at a time, in order, per peer. */
-export const ORDERED_TYPES = Object.freeze(new Set(['join', 'update']))

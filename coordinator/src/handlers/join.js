@@ -10,6 +10,9 @@ import { MAX_TOKEN_LENGTH, signJoinToken, verifyJoinToken } from '../join-token.
 import { subjectOf } from '../quarantine.js'
 import { badField, optionalHashList } from '../fields.js'
 
+/** Changes the peer's state: handled one at a time, in order with its other changes (Session.enqueue). */
+export const ordered = true
+
 /** @type {import('./index.js').Validator} */
 export function validate (m, limits) {
   optionalHashList(m, 'have', limits.maxAssetsPerMessage)

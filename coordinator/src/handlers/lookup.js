@@ -17,6 +17,9 @@ import { relaySignal } from './connect.js'
 /** longest `cid` an offer carried by a lookup may have (the client's are 10 characters) */
 export const MAX_CID_LENGTH = 32
 
+/** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
+export const ordered = false
+
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
   if (m.hashes === undefined) {

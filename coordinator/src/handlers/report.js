@@ -7,6 +7,9 @@
 import { ERRORS, MayghError, PEER_ID_PATTERN, REPORT_REASONS, isSri } from '../../../protocol/index.js'
 import { badField } from '../fields.js'
 
+/** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
+export const ordered = false
+
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
   if (typeof m.peer !== 'string' || !PEER_ID_PATTERN.test(m.peer)) throw badField('peer', 'a peer id')

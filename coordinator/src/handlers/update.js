@@ -9,6 +9,9 @@
 import { ERRORS, MayghError } from '../../../protocol/index.js'
 import { badField, optionalHashList } from '../fields.js'
 
+/** Changes the peer's state: handled one at a time, in order with its other changes (Session.enqueue). */
+export const ordered = true
+
 /** @type {import('./index.js').Validator} */
 export function validate (m, limits) {
   optionalHashList(m, 'add', limits.maxAssetsPerMessage)

@@ -7,6 +7,9 @@
 import { LIMITS, MAX_USAGE_BYTES, USAGE_SOURCES } from '../../../protocol/index.js'
 import { badField } from '../fields.js'
 
+/** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
+export const ordered = false
+
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
   for (const source of USAGE_SOURCES) if (m[source] !== undefined && !isByteCount(m[source])) throw badField(source, `an integer from 0 to ${MAX_USAGE_BYTES}`)
