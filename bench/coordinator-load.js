@@ -7,7 +7,9 @@
  *      (lookup → connect relay to the first holder → update swapping one
  *      asset), closed loop or at a fixed --rate, with an optional --flood
  *      client beside them; measures throughput, latency, and the CPU seconds
- *      of the coordinators and of Redis from /proc;
+ *      of the coordinators and of Redis from /proc, and what held the
+ *      coordinators' event loops up, from their own /metrics (their loop delay's
+ *      p99 and max, seconds collecting garbage: serverLoopLag*, server*GcS);
  *   3. restarts the coordinators (a fresh heap is the fair baseline), joins
  *      --idle clients that stay idle, and measures the coordinators' resident
  *      memory per client, each reading after a forced full GC.
@@ -28,6 +30,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { checkFileLimit, parseOptions, UsageError, USAGE } from './coordinator-load/options.js'
 import { redisCounts, startCoordinatorProcess, startStore } from './coordinator-load/services.js'
 import { WorkerPool } from './coordinator-load/worker-pool.js'
+import { loopStats, scrapeLoops } from './coordinator-load/loop-stats.js'
 import { report } from './coordinator-load/report.js'
 import { clockTicksPerSecond, cpuTicks, machineTicks, residentBytes } from './coordinator-load/procfs.js'
 
@@ -165,6 +168,9 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
     await Promise.all(shares.map((count, w) => pool.call(w, 'run', { seconds: options.warmup, rate: pace(count), resetCounts: false })))
   }
   const coordinatorPids = coordinators.map((c) => c.pid)
+  const metricsUrls = coordinators.flatMap((c) => c.metricsUrl === null ? [] : [c.metricsUrl])
+  // Scraped now, their loops' delay histograms start afresh with the window.
+  const loopsBefore = await scrapeLoops(metricsUrls)
   const before = { coordinators: cpuSeconds(coordinatorPids), redis: sum(cpuSeconds(store.pids)), redisCounts: await redisCounts(store.ports), loadGen: process.cpuUsage(), machine: machineTicks() }
   const started = performance.now()
   let first = true
@@ -193,6 +199,7 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
     if (flood !== null) floods.push(flood)
   }
   const wallS = (performance.now() - started) / 1000
+  const loops = metricsUrls.length === 0 ? null : loopStats(loopsBefore, await scrapeLoops(metricsUrls))
   const loadGen = process.cpuUsage(before.loadGen)
   const serverCpuEach = cpuSeconds(coordinatorPids).map((s, i) => s - before.coordinators[i])
   const redisCpuS = sum(cpuSeconds(store.pids)) - before.redis
@@ -206,7 +213,7 @@ async function runTransactions ({ pool, coordinators, store, options }, shares) 
   // What else ran on the machine, or on the host under it, meanwhile: on a shared host the figures get noisy.
   const otherCpuS = Math.max(0, (machine.processes - before.machine.processes) / TICKS_PER_SECOND - sum(serverCpuEach) - redisCpuS - loadGenCpuS)
   const stealCpuS = (machine.steal - before.machine.steal) / TICKS_PER_SECOND
-  return { summaries, baseline, wallS, serverCpuEach, redisCpuS, redisWork, loadGenCpuS, otherCpuS, stealCpuS, signals, floods }
+  return { summaries, baseline, wallS, serverCpuEach, redisCpuS, redisWork, loadGenCpuS, otherCpuS, stealCpuS, signals, floods, loops }
 }
 
 /**

@@ -8,6 +8,8 @@
 
 /** Figures of a run summarised over a server's runs. */
 export const FIGURES = /** @type {const} */ (['tpsPerCoreS', 'tps', 'p50Ms', 'p99Ms'])
+/** The coordinator's own view of its loop in a run (loop-stats.js), summarised where a server has it. */
+const LOOP_FIGURES = /** @type {const} */ (['serverLoopLagP99Ms', 'serverLoopLagMaxMs', 'serverGcS'])
 
 /**
  * One run's JSON line from coordinator-load.js (the fields read here).
@@ -22,6 +24,9 @@ export const FIGURES = /** @type {const} */ (['tpsPerCoreS', 'tps', 'p50Ms', 'p9
  * @property {number} [behind] with --rate: transactions due that found no idle client
  * @property {number | null} bytesPerClient
  * @property {number | null} redisBytesPerClient
+ * @property {number} [serverLoopLagP99Ms] the coordinator's alone (loop-stats.js)
+ * @property {number} [serverLoopLagMaxMs]
+ * @property {number} [serverGcS]
  */
 
 /**
@@ -70,6 +75,10 @@ export function summariseRuns (runs) {
   return {
     runs: runs.length,
     ...Object.fromEntries(FIGURES.map((name) => [name, spread(measured.map((f) => f[name]))])),
+    ...Object.fromEntries(LOOP_FIGURES.flatMap((name) => {
+      const s = spread(measured.map((f) => f[name]))
+      return s === null ? [] : [[name, s]]
+    })),
     transactions: measured.reduce((n, f) => n + f.transactions, 0),
     errors,
     ...(errors > 0 ? { errorCodes } : {}),

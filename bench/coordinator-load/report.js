@@ -18,6 +18,7 @@ import { mergedQuantiles } from './latency.js'
  * @property {number} stealCpuS CPU seconds the hypervisor took from this machine
  * @property {number} signals relayed `connect`s the load clients received
  * @property {import('./flood.js').FloodResult[]} floods one per flooded window
+ * @property {import('./loop-stats.js').LoopStats | null} loops what held the coordinators' loops up (null: not a coordinator)
  *
  * @typedef {object} IdleResult phase 3
  * @property {number} bytesPerClient growth of the coordinators' resident memory per idle client
@@ -122,6 +123,15 @@ export function report (options, traffic, idle) {
           redisBytesInPerTx: Math.round(redisWork.bytesIn / completed),
           redisBytesOutPerTx: Math.round(redisWork.bytesOut / completed),
           redisCpuUsPerTx: round(redisCpuS / completed * 1e6, 1)
+        }),
+    // The coordinators' own view of the window (loop-stats.js): none for the other servers.
+    ...(traffic.loops === null
+      ? {}
+      : {
+          serverLoopLagP99Ms: round(traffic.loops.loopLagP99Ms, 1),
+          serverLoopLagMaxMs: round(traffic.loops.loopLagMaxMs, 1),
+          serverGcS: round(traffic.loops.gcS, 3),
+          serverMajorGcS: round(traffic.loops.gcMajorS, 3)
         }),
     loadGenCpuS: round(traffic.loadGenCpuS, 2),
     otherCpuS: round(traffic.otherCpuS, 2),

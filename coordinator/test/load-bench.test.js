@@ -9,6 +9,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { loopStats, parseLoopSample } from '../../bench/coordinator-load/loop-stats.js'
 
 const BENCH = fileURLToPath(new URL('../../bench/coordinator-load.js', import.meta.url))
 const COMPARE = fileURLToPath(new URL('../../bench/coordinator-compare.js', import.meta.url))
@@ -46,6 +47,25 @@ test('a one-second run on the memory store prints one JSON line with every figur
   assert.equal(result.errors, 0, lines[0])
   assert.ok(result.tps > 0, lines[0])
   assert.equal(result.signalsReceived, result.connects, 'every relayed connect reached its target')
+  // The coordinator's own view of its loop over the window (loop-stats.js).
+  for (const field of ['serverLoopLagP99Ms', 'serverLoopLagMaxMs', 'serverGcS', 'serverMajorGcS']) assert.ok(Number.isFinite(result[field]) && result[field] >= 0, `${field} in ${lines[0]}`)
+  assert.ok(result.serverLoopLagMaxMs >= result.serverLoopLagP99Ms, lines[0])
+})
+
+test('loop-stats reads the loop delay and garbage collection out of /metrics, over a window', () => {
+  const exposition = (/** @type {number} */ p99, /** @type {number} */ max, /** @type {number} */ minor, /** @type {number} */ major) => [
+    '# HELP nodejs_eventloop_lag_p99_seconds The 99th percentile of the recorded event loop delays.',
+    `nodejs_eventloop_lag_p99_seconds ${p99}`,
+    `nodejs_eventloop_lag_max_seconds ${max}`,
+    'nodejs_gc_duration_seconds_bucket{le="0.001",kind="minor"} 3',
+    `nodejs_gc_duration_seconds_sum{kind="minor"} ${minor}`,
+    `nodejs_gc_duration_seconds_sum{kind="major"} ${major}`,
+    'nodejs_gc_duration_seconds_count{kind="major"} 2'
+  ].join('\n')
+  const before = [parseLoopSample(exposition(0.5, 0.9, 1, 0.25)), parseLoopSample(exposition(0, 0, 2, 0))]
+  assert.deepEqual(before[0], { lagP99Ms: 500, lagMaxMs: 900, gcS: { minor: 1, major: 0.25 } })
+  const after = [parseLoopSample(exposition(0.012, 0.03, 1.5, 0.5)), parseLoopSample(exposition(0.02, 0.025, 2.25, 0))]
+  assert.deepEqual(loopStats(before, after), { loopLagP99Ms: 20, loopLagMaxMs: 30, gcS: 1, gcMajorS: 0.25 })
 })
 
 for (const [server, signal] of [['bare', 'offer'], ['bare', 'connect'], ['coordinator', 'connect'], ['bittorrent-tracker', 'offer']]) {
@@ -65,6 +85,7 @@ for (const [server, signal] of [['bare', 'offer'], ['bare', 'connect'], ['coordi
     assert.ok(result.connects > 10 * result.misses, lines[0])
     assert.equal(result.connects + result.misses, result.transactions, lines[0])
     assert.equal(result.signalsReceived, result.connects, 'every relayed offer reached its target')
+    assert.equal('serverLoopLagP99Ms' in result, server === 'coordinator', 'only the coordinator says what held its loop up')
   })
 }
 
