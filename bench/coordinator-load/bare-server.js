@@ -16,13 +16,17 @@
  *   update  → updated { holding, ref }      (the count the sender holds)
  *
  * GET /healthz answers 200, GET /stats its own counts (`localPeers` is what
- * the bench reads). Loopback only; `--port N`, and `--stun-port` is accepted
+ * the bench reads), GET /metrics what held its event loop up, in the names of
+ * the coordinator's process metrics (loop delay p99 and max since the last
+ * read, seconds collecting garbage by kind: loop-stats.js reads both alike).
+ * Loopback only; `--port N`, and `--stun-port` is accepted
  * and ignored so that it takes the coordinator's command line. SIGINT or
  * SIGTERM stops it.
  */
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks'
 import { WebSocketServer } from 'ws'
 
 /** @typedef {import('ws').WebSocket} WebSocket */
@@ -150,8 +154,34 @@ function lookupMany (peer, message) {
   peer.ws.send(JSON.stringify({ type: 'holders', found, offered, ref: message.ref }))
 }
 
+// Measured as prom-client measures the coordinator's (its defaults: a 10 ms resolution; GC kinds by name).
+const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+loopDelay.enable()
+/** @type {Record<string, number>} seconds collecting garbage, by kind */
+const gcS = { minor: 0, major: 0, incremental: 0, weakcb: 0 }
+const GC_KINDS = /** @type {Record<number, string>} */ ({ 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' })
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = GC_KINDS[/** @type {{ detail?: { kind?: number } }} */ (entry).detail?.kind ?? 0]
+    if (kind !== undefined) gcS[kind] += entry.duration / 1000
+  }
+}).observe({ entryTypes: ['gc'] })
+
+/** @returns {string} the loop's delay since the last read (then started afresh) and the collections, as Prometheus text */
+function loopMetrics () {
+  const lines = [`nodejs_eventloop_lag_p99_seconds ${loopDelay.percentile(99) / 1e9}`, `nodejs_eventloop_lag_max_seconds ${loopDelay.max / 1e9}`]
+  for (const [kind, s] of Object.entries(gcS)) lines.push(`nodejs_gc_duration_seconds_sum{kind="${kind}"} ${s}`)
+  loopDelay.reset()
+  return lines.join('\n') + '\n'
+}
+
 const http = createServer((req, res) => {
   const path = (req.url ?? '/').split('?')[0]
+  if (path === '/metrics') {
+    res.writeHead(200, { 'content-type': 'text/plain' })
+    res.end(loopMetrics())
+    return
+  }
   const body = path === '/healthz' ? { ok: true, shard } : path === '/stats' ? { shard, localPeers: peers.size, ...counts } : null
   res.writeHead(body === null ? 404 : 200, { 'content-type': 'application/json' })
   res.end(JSON.stringify(body ?? { error: 'not found' }))

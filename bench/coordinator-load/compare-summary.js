@@ -8,7 +8,7 @@
 
 /** Figures of a run summarised over a server's runs. */
 export const FIGURES = /** @type {const} */ (['tpsPerCoreS', 'tps', 'p50Ms', 'p99Ms'])
-/** The coordinator's own view of its loop in a run (loop-stats.js), summarised where a server has it. */
+/** A server's own view of its loop in a run (loop-stats.js), summarised where the server gives it. */
 const LOOP_FIGURES = /** @type {const} */ (['serverLoopLagP99Ms', 'serverLoopLagMaxMs', 'serverGcS'])
 
 /**
@@ -24,7 +24,7 @@ const LOOP_FIGURES = /** @type {const} */ (['serverLoopLagP99Ms', 'serverLoopLag
  * @property {number} [behind] with --rate: transactions due that found no idle client
  * @property {number | null} bytesPerClient
  * @property {number | null} redisBytesPerClient
- * @property {number} [serverLoopLagP99Ms] the coordinator's alone (loop-stats.js)
+ * @property {number} [serverLoopLagP99Ms] the coordinator's and the bare server's (loop-stats.js)
  * @property {number} [serverLoopLagMaxMs]
  * @property {number} [serverGcS]
  */

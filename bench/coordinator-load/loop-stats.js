@@ -1,6 +1,7 @@
 /**
  * What held the coordinators' event loops up during a measured window, read
- * from their own `/metrics` (prom-client's process metrics): the loop's delay
+ * from their own `/metrics` (prom-client's process metrics; the bare server
+ * serves the same names): the loop's delay
  * (p99 and max of `monitorEventLoopDelay`, which each scrape resets) and the
  * seconds spent collecting garbage, by kind. What a p99 far above the p50
  * comes from: a loop held up by the coordinator's own work or collections

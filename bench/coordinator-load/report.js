@@ -18,7 +18,7 @@ import { mergedQuantiles } from './latency.js'
  * @property {number} stealCpuS CPU seconds the hypervisor took from this machine
  * @property {number} signals relayed `connect`s the load clients received
  * @property {import('./flood.js').FloodResult[]} floods one per flooded window
- * @property {import('./loop-stats.js').LoopStats | null} loops what held the coordinators' loops up (null: not a coordinator)
+ * @property {import('./loop-stats.js').LoopStats | null} loops what held the servers' loops up (null: a server that does not say: the tracker, peerjs-server)
  *
  * @typedef {object} IdleResult phase 3
  * @property {number} bytesPerClient growth of the coordinators' resident memory per idle client

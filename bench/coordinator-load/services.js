@@ -33,7 +33,7 @@ const START_TIMEOUT_MS = 20_000
  * @typedef {object} CoordinatorProcess
  * @property {string} url its WebSocket URL
  * @property {string} statsUrl its HTTP `/stats`
- * @property {string | null} metricsUrl its `/metrics` (the coordinator's only: the others have none)
+ * @property {string | null} metricsUrl its `/metrics` (the coordinator's and the bare server's: the others have none)
  * @property {number} pid
  * @property {{ code: number | null, signal: string | null } | null} exit how it ended; null while it runs
  * @property {() => void} collectGarbage asks for a full garbage collection (SIGUSR2; done a moment later)
@@ -96,7 +96,7 @@ export async function startCoordinatorProcess ({ server, redisUrl, cpuProfDir, p
   return {
     url: `ws://127.0.0.1:${port}`,
     statsUrl: `${httpUrl}/stats`,
-    metricsUrl: server === 'coordinator' ? `${httpUrl}/metrics` : null,
+    metricsUrl: server === 'coordinator' || server === 'bare' ? `${httpUrl}/metrics` : null,
     pid: /** @type {number} */ (child.pid),
     get exit () { return exit },
     collectGarbage: () => { if (exit === null) child.kill('SIGUSR2') },

@@ -85,7 +85,7 @@ for (const [server, signal] of [['bare', 'offer'], ['bare', 'connect'], ['coordi
     assert.ok(result.connects > 10 * result.misses, lines[0])
     assert.equal(result.connects + result.misses, result.transactions, lines[0])
     assert.equal(result.signalsReceived, result.connects, 'every relayed offer reached its target')
-    assert.equal('serverLoopLagP99Ms' in result, server === 'coordinator', 'only the coordinator says what held its loop up')
+    assert.equal('serverLoopLagP99Ms' in result, server !== 'bittorrent-tracker', 'the coordinator and the bare server say what held their loops up')
   })
 }
 
