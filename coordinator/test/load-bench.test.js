@@ -13,6 +13,7 @@ import { loopStats, parseLoopSample } from '../../bench/coordinator-load/loop-st
 
 const BENCH = fileURLToPath(new URL('../../bench/coordinator-load.js', import.meta.url))
 const COMPARE = fileURLToPath(new URL('../../bench/coordinator-compare.js', import.meta.url))
+const FRAME_COST = fileURLToPath(new URL('../../bench/coordinator-frame-cost.js', import.meta.url))
 
 /**
  * @param {string[]} args
@@ -194,4 +195,20 @@ test('--workload relay: each client signals its partner through the coordinator,
     assert.equal(result.signalsReceived, result.connects, 'every signal reached its target')
   }
   for (const args of [['--server', 'peerjs'], ['--server', 'bittorrent-tracker', '--workload', 'relay']]) assert.equal((await runBench(args)).code, 2, args.join(' '))
+})
+
+test('bench:frame-cost times the coordinator\'s own work per transaction in process: every request answered, none refused', async () => {
+  const { code, stdout, stderr } = await runBench(['--clients', '50', '--assets', '100', '--transactions', '2000', '--runs', '2'], FRAME_COST)
+  assert.equal(code, 0, stderr)
+  const result = JSON.parse(stdout)
+  assert.equal(result.usPerTx.length, 2)
+  for (const us of [...result.usPerTx, result.medianUsPerTx]) assert.ok(Number.isFinite(us) && us > 0, stdout)
+  assert.equal(result.errors, 0, stdout)
+  // The joins' welcomes, then per transaction (500 warming up, 2 × 2,000 measured) a reply to each of its
+  // two requests, and an offer relayed to most lookups' first holder.
+  assert.ok(result.framesSent > 50 + 2 * 4500, stdout)
+  const bad = await runBench(['--runs', 'x'], FRAME_COST)
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--runs must be a positive integer, got "x"/)
+  assert.match((await runBench(['--help'], FRAME_COST)).stdout, /^usage: node bench\/coordinator-frame-cost\.js/)
 })
