@@ -26,7 +26,7 @@
 import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
-import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks'
+import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks'
 import { WebSocketServer } from 'ws'
 
 /** @typedef {import('ws').WebSocket} WebSocket */
@@ -159,7 +159,12 @@ const loopDelay = monitorEventLoopDelay({ resolution: 10 })
 loopDelay.enable()
 /** @type {Record<string, number>} seconds collecting garbage, by kind */
 const gcS = { minor: 0, major: 0, incremental: 0, weakcb: 0 }
-const GC_KINDS = /** @type {Record<number, string>} */ ({ 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' })
+const GC_KINDS = /** @type {Record<number, string>} */ ({
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb'
+})
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
     const kind = GC_KINDS[/** @type {{ detail?: { kind?: number } }} */ (entry).detail?.kind ?? 0]

@@ -56,11 +56,19 @@ export async function scrapeLoops (urls) {
  * @returns {LoopStats}
  */
 export function loopStats (before, after) {
-  const gc = (/** @type {(kind: string) => boolean} */ which) => after.reduce((s, a, i) => s + Object.entries(a.gcS).reduce((t, [kind, v]) => which(kind) ? t + v - (before[i].gcS[kind] ?? 0) : t, 0), 0)
+  let gcS = 0
+  let gcMajorS = 0
+  after.forEach((a, i) => {
+    for (const [kind, total] of Object.entries(a.gcS)) {
+      const spent = total - (before[i].gcS[kind] ?? 0)
+      gcS += spent
+      if (kind === 'major') gcMajorS += spent
+    }
+  })
   return {
     loopLagP99Ms: Math.max(...after.map((a) => a.lagP99Ms)),
     loopLagMaxMs: Math.max(...after.map((a) => a.lagMaxMs)),
-    gcS: gc(() => true),
-    gcMajorS: gc((kind) => kind === 'major')
+    gcS,
+    gcMajorS
   }
 }

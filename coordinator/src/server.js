@@ -471,13 +471,15 @@ export class Coordinator extends EventEmitter {
       this.answerBy.settle(late)
       return
     }
+    // Answered now, a request never started has no deadline to settle.
+    const now = late === UNTIMED ? -1 : late
     let out
     try {
       out = HANDLERS[message.type].handle(message, session, /** @type {import('./handlers/index.js').HandlerContext} */ (this.context))
     } catch (err) {
-      return this.#failed(session, message, late === UNTIMED ? -1 : late, err)
+      return this.#failed(session, message, now, err)
     }
-    if (!(out instanceof Promise)) return this.#answer(session, message, late === UNTIMED ? -1 : late, out)
+    if (!(out instanceof Promise)) return this.#answer(session, message, now, out)
     const deadline = late === UNTIMED ? this.#deadline(session, message) : late
     return out.then((reply) => this.#answer(session, message, deadline, reply), (err) => this.#failed(session, message, deadline, err))
   }
