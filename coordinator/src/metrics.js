@@ -52,7 +52,8 @@ export const LATENCY_BUCKETS = Object.freeze([0.0001, 0.00025, 0.0005, 0.001, 0.
  * @typedef {object} GaugeSources read when Prometheus scrapes, so that nothing
  *   on the hot path keeps a gauge in step
  * @property {() => number} connections open sockets
- * @property {() => number} peers peers joined on this shard
+ * @property {() => number} peers peers joined on this shard (not fetch-only)
+ * @property {() => number} fetchOnlyPeers fetch-only peers joined on this shard (service workers' sockets)
  * @property {() => number} shardsLive live shards, this one included
  * @property {() => boolean} storeUp whether the store answers
  * @property {() => Promise<[string, import('./store/store.js').UsageCounts][]>} siteUsage every site's
@@ -83,7 +84,8 @@ export class Metrics {
 
     new Gauge({ name: 'maygh_shard_info', help: 'this coordinator\'s shard name (always 1)', labelNames: ['shard'], registers }).set({ shard }, 1)
     sampled(registers, 'maygh_connections', 'open WebSocket connections', gauges.connections)
-    sampled(registers, 'maygh_peers', 'peers joined on this shard', gauges.peers)
+    sampled(registers, 'maygh_peers', 'peers joined on this shard (pages; service workers\' fetch-only sockets are maygh_fetch_only_peers)', gauges.peers)
+    sampled(registers, 'maygh_fetch_only_peers', 'service workers\' fetch-only sockets joined on this shard', gauges.fetchOnlyPeers)
     sampled(registers, 'maygh_shards_live', 'live coordinator shards, this one included', gauges.shardsLive)
     sampled(registers, 'maygh_store_up', '1 while the store answers, else 0', () => (gauges.storeUp() ? 1 : 0))
     // Per site, from the store: the same figures on every shard (sum by instance is not meaningful; take any one).

@@ -120,6 +120,8 @@ export class Coordinator extends EventEmitter {
     this.counters = { connections: 0, messages: 0, lookups: 0, lookupHits: 0, updates: 0, relayed: 0, forwarded: 0, errors: 0, dropped: 0, busRejected: 0 }
     /** (peer, asset) pairs listed by this shard's peers, checked against maxHoldings */
     this.holdings = 0
+    /** joined peers that are service workers' sockets (fetch-only), of `sessions` */
+    this.fetchOnly = 0
     /** rate limits kept across a client's sockets, and TCP connections per address */
     this.limits = new ClientLimits(config, now ?? (() => performance.now()))
     this.connectionSeq = 0
@@ -127,7 +129,8 @@ export class Coordinator extends EventEmitter {
       shard: this.shard,
       gauges: {
         connections: () => this.connections.size,
-        peers: () => this.sessions.size,
+        peers: () => this.sessions.size - this.fetchOnly,
+        fetchOnlyPeers: () => this.fetchOnly,
         shardsLive: () => this.store.liveShards().size,
         storeUp: () => this.presence?.up === true,
         siteUsage: () => siteTotals(this.store)
@@ -315,7 +318,7 @@ export class Coordinator extends EventEmitter {
 
   /** @returns {{ peers: number, holdings: number }} this shard's joined peers and what they hold */
   #counts () {
-    return { peers: this.sessions.size, holdings: this.holdings }
+    return { peers: this.sessions.size - this.fetchOnly, holdings: this.holdings }
   }
 
   /**
@@ -331,7 +334,7 @@ export class Coordinator extends EventEmitter {
       peers += info.peers
       holdings += info.holdings
     }
-    return { shard: this.shard, peers, holdings, shards: shards.size, localPeers: this.sessions.size, ...this.counters }
+    return { shard: this.shard, peers, holdings, shards: shards.size, localPeers: this.sessions.size - this.fetchOnly, localFetchOnly: this.fetchOnly, ...this.counters }
   }
 
   /** Whether this coordinator should get new clients: registered with a reachable store, and not draining. */
@@ -601,6 +604,7 @@ export class Coordinator extends EventEmitter {
     if (id === null) return
     session.peerId = null
     if (this.sessions.get(id) === session) this.sessions.delete(id)
+    if (session.fetchOnly) this.fetchOnly--
     this.holdings -= session.assets.size
     await this.orphans.remove(id, session.keys([...session.assets, ...(session.unsure ?? [])]))
   }

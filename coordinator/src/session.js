@@ -42,6 +42,8 @@ export class Session {
     this.scope = ''
     /** lists what it announces; false after `update {serving: false}` (receive-only, its upload budget spent) until `serving: true` */
     this.serving = true
+    /** joined `fetchOnly` (a service worker's socket): lists nothing, and is not counted among the peers online */
+    this.fetchOnly = false
     /** @type {Introductions | null} the peers this one may signal, made on first use */
     this.introductions = null
     /** @type {ReturnType<typeof setTimeout> | undefined} closes the socket if it has not joined in time */

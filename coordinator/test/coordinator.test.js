@@ -7,6 +7,7 @@ import { MemoryStore } from '../src/store/memory-store.js'
 import { TestClient } from '../../test/support/test-client.js'
 import { signJoinToken } from '../src/join-token.js'
 import { h, peerRemoved, sample } from './store-contract.js'
+import { until } from '../../test/support/browsers.js'
 
 /**
  * Resolves once peer `id` is gone from `coordinator` (its socket closed by the
@@ -224,6 +225,22 @@ describe('coordinator over WebSocket (memory store)', () => {
     } finally {
       await coordinator.close()
     }
+  })
+
+  test('a fetch-only peer (a service worker\'s socket) is not counted among the peers online, and is once it has left no longer counted at all', async () => {
+    const peers = () => coordinator.stats().peers
+    const before = peers()
+    const metric = async (/** @type {string} */ name) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(`${coordinator.httpUrl}/metrics`)).text())?.[1])
+    const fetchOnlyBefore = await metric('maygh_fetch_only_peers')
+    const worker = await TestClient.open(coordinator.url)
+    assert.equal((await worker.request({ type: 'join', have: [], fetchOnly: true })).type, 'welcome')
+    assert.equal(peers(), before)
+    assert.equal(await metric('maygh_peers'), before)
+    assert.equal(await metric('maygh_fetch_only_peers'), fetchOnlyBefore + 1)
+    assert.equal(coordinator.stats().localFetchOnly, fetchOnlyBefore + 1)
+    await worker.close()
+    await until(async () => coordinator.fetchOnly === fetchOnlyBefore)
+    assert.equal(peers(), before)
   })
 
   test('a peer that disconnects is gone from lookups', async () => {

@@ -69,10 +69,10 @@ export async function handlerContext (options = {}) {
   /** @type {{ err: Error, context: string }[]} */
   const warnings = []
   const warn = (/** @type {Error} */ err, /** @type {string} */ context) => { warnings.push({ err, context }) }
-  const metrics = new Metrics({ shard: SHARD, gauges: { connections: () => 0, peers: () => sessions.size, shardsLive: () => 2, storeUp: () => true, siteUsage: async () => [] } })
+  const metrics = new Metrics({ shard: SHARD, gauges: { connections: () => 0, peers: () => sessions.size, fetchOnlyPeers: () => 0, shardsLive: () => 2, storeUp: () => true, siteUsage: async () => [] } })
   const networks = new Networks(store)
   const orphans = new Orphans({ store, warn })
-  const coordinator = { draining: false, alternates: () => ['ws://there'], holdings: 0 }
+  const coordinator = { draining: false, alternates: () => ['ws://there'], holdings: 0, fetchOnly: 0 }
   const quarantine = new Quarantine({
     store,
     config,

@@ -12,7 +12,7 @@ function metricsOf (state = {}) {
   const s = { connections: 0, peers: 0, shardsLive: 1, storeUp: true, siteUsage: [], ...state }
   const metrics = new Metrics({
     shard: 'a.XYZ',
-    gauges: { connections: () => s.connections, peers: () => s.peers, shardsLive: () => s.shardsLive, storeUp: () => s.storeUp, siteUsage: async () => s.siteUsage }
+    gauges: { connections: () => s.connections, peers: () => s.peers, fetchOnlyPeers: () => 0, shardsLive: () => s.shardsLive, storeUp: () => s.storeUp, siteUsage: async () => s.siteUsage }
   })
   return { metrics, state: s }
 }

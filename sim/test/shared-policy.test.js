@@ -21,7 +21,7 @@ import { Introductions } from '../../coordinator/src/introductions.js'
 import { DEFAULTS } from '../../coordinator/src/config.js'
 
 /** The lookup handler counts into real metrics (nothing here reads them). */
-const metrics = new Metrics({ shard: 'policy', gauges: { connections: () => 0, peers: () => 0, shardsLive: () => 1, storeUp: () => true, siteUsage: async () => [] } })
+const metrics = new Metrics({ shard: 'policy', gauges: { connections: () => 0, peers: () => 0, fetchOnlyPeers: () => 0, shardsLive: () => 1, storeUp: () => true, siteUsage: async () => [] } })
 
 const HASHES = ['a'.repeat(64), 'b'.repeat(64)]
 const SHARD = 's'

@@ -19,8 +19,8 @@
  * @property {import('../metrics.js').Metrics} metrics
  * @property {() => number} clock ms since the epoch, strictly increasing per coordinator (orders lookups' choices)
  * @property {(err: Error, context: string) => void} warn
- * @property {{ draining: boolean, alternates: () => string[], holdings: number }} coordinator what handlers ask of
- *   the coordinator: whether it drains, the alternates, and the holdings its peers list (against maxHoldings)
+ * @property {{ draining: boolean, alternates: () => string[], holdings: number, fetchOnly: number }} coordinator what handlers ask of
+ *   the coordinator: whether it drains, the alternates, the holdings its peers list (against maxHoldings), and how many of its peers joined fetch-only
  * @property {(id: string, assets: readonly string[]) => void} orphan a peer the store may list though no session has it: removed once the store answers
  * @property {import('../quarantine.js').Quarantine} quarantine reports and quarantine
  * @property {import('../networks.js').Networks} networks names visitors' networks (pairWithinNetwork)

@@ -18,6 +18,8 @@ export function validate (m, limits) {
   optionalHashList(m, 'have', limits.maxAssetsPerMessage)
   if (m.token !== undefined && (typeof m.token !== 'string' || m.token.length > MAX_TOKEN_LENGTH)) throw badField('token', `a string of at most ${MAX_TOKEN_LENGTH} characters`)
   if (m.visitor !== undefined && (typeof m.visitor !== 'string' || !VISITOR_KEY_PATTERN.test(m.visitor))) throw badField('visitor', '16-64 of [A-Za-z0-9_-]')
+  if (m.fetchOnly !== undefined && typeof m.fetchOnly !== 'boolean') throw badField('fetchOnly', 'a boolean')
+  if (m.fetchOnly === true && Array.isArray(m.have) && m.have.length) throw badField('have', 'empty: a fetch-only peer lists nothing')
 }
 
 /** @type {import('./index.js').Handler} */
@@ -61,6 +63,11 @@ export async function handle (message, session, { store, config, shard, sessions
   }
   session.peerId = id
   session.assets = new Set(have)
+  // A service worker's socket (client/src/worker-socket.js): not counted among the peers online.
+  if (message.fetchOnly === true) {
+    session.fetchOnly = true
+    coordinator.fetchOnly++
+  }
   sessions.set(id, session)
   return {
     type: 'welcome',

@@ -22,6 +22,7 @@ export function validate (m, limits) {
 /** @type {import('./index.js').Handler} */
 export function handle (message, session, { store, config, counters, coordinator, metrics }) {
   const peer = session.requirePeer()
+  if (peer.fetchOnly) throw badField('add', 'nothing: this peer joined fetch-only')
   // Quarantined: acknowledged, not listed (quarantine.js).
   if (peer.quarantined) return { type: 'updated', holding: 0 }
   if (typeof message.serving === 'boolean') {
