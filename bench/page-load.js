@@ -70,6 +70,7 @@ import { launchBrowser, until } from '../test/support/browsers.js'
 import { freePort } from '../test/support/redis-server.js'
 import { medianTimeline, readTimeline, recordTimeline, timelineLine } from './page-timeline.js'
 import { startSlowOrigin } from './slow-origin.js'
+import { startDistantTcp } from './distant-tcp.js'
 import { printTable, summarize } from './page-load-report.js'
 import { HEDGE_PREFERENCES } from '../policy/hedge-rule.js'
 import { hideCandidates } from '../swarm/src/browser-visitor.js'
@@ -83,6 +84,8 @@ const HELP = `node bench/page-load.js [options]
   --max-seconds N   give up after this long (default 3000)
   --engine NAME     chromium (default) or firefox: the holders' and the visitors' browser
   --hedge NAME      the site's data-hedge: balanced (the client's default), latency or savings
+  --coordinator-rtt MS  put the coordinator this far away (a round trip per request, two to open
+                    a socket: bench/distant-tcp.js; default 0, on loopback)
   --timeline        also print where each scenario's time goes (median ms from navigation
                     of the script, hello, coordinator frames, first channel, images, LCP:
                     bench/page-timeline.js)
@@ -115,6 +118,7 @@ const { values } = parseArgs({
     engine: { type: 'string', default: 'chromium' },
     hedge: { type: 'string', default: 'balanced' },
     timeline: { type: 'boolean', default: false },
+    'coordinator-rtt': { type: 'string', default: '0' },
     'per-visit': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false }
   }
@@ -128,7 +132,7 @@ function usage (message) {
   console.error(`${message}\n\n${HELP}`)
   process.exit(1)
 }
-/** @param {'visits' | 'holders' | 'max-seconds'} name @param {number} min @param {number} max */
+/** @param {'visits' | 'holders' | 'max-seconds' | 'coordinator-rtt'} name @param {number} min @param {number} max */
 function intFlag (name, min, max) {
   const n = Number(values[name])
   if (!Number.isInteger(n) || n < min || n > max) usage(`--${name} must be an integer from ${min} to ${max}`)
@@ -153,6 +157,7 @@ const scenarios = listFlag('scenarios', SCENARIOS)
 const engine = /** @type {'chromium' | 'firefox'} */ (listFlag('engine', /** @type {const} */ (['chromium', 'firefox']))[0])
 const hedge = listFlag('hedge', HEDGE_PREFERENCES)[0]
 const timeline = values.timeline === true
+const coordinatorRtt = intFlag('coordinator-rtt', 0, 5000)
 const perVisit = values['per-visit'] === true
 /** the shop's script tag: the client's defaults, or the preference asked for */
 /** @type {Record<string, string>} */
@@ -276,7 +281,12 @@ async function runProfile (profile) {
   const dir = await mkdtemp(join(tmpdir(), 'maygh-bench-'))
   const { outdir } = await buildClient({ outdir: dir })
   const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
-  const site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl: coordinator.url, clientDir: outdir, clientData })
+  /** Sessions that hold something: the holders' pages (the sockets their workers keep hold nothing; a visitor's page once it has gone, none). */
+  const holding = () => [...coordinator.sessions.values()].filter((s) => s.assets.size > 0).length
+  // The coordinator as far away as asked: its pages (and workers) reach it through the relay.
+  const far = coordinatorRtt ? await startDistantTcp({ port: Number(new URL(coordinator.url).port), rttMs: coordinatorRtt }) : null
+  const coordinatorUrl = far ? `ws://127.0.0.1:${far.port}` : coordinator.url
+  const site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl, clientDir: outdir, clientData })
   const origin = await startSlowOrigin({ target: site.url, ...profile })
   const refused = `ws://127.0.0.1:${await freePort()}`
   const shopImageBytes = await imageBytesOfShop(site.url)
@@ -307,7 +317,7 @@ async function runProfile (profile) {
         }
         if (scenario === 'silent') await holders[0].pages()[0].evaluate(silence)
         if (scenario === 'liar') await holders[0].pages()[0].evaluate(hideCandidates)
-        await until(async () => coordinator.sessions.size === holders.length)
+        await until(async () => holding() === holders.length)
         // The silent holder's `served` counts bytes its patched send() dropped: not an upload.
         const answering = scenario === 'silent' || scenario === 'liar' ? holders.slice(1) : holders
         /** @type {import('./page-load-report.js').Runs} */
@@ -318,7 +328,7 @@ async function runProfile (profile) {
             const servedBefore = await servedBy(answering)
             const run = await visit(visitorBrowser, origin, { mode, shop, variant, fresh: scenario === 'newcomer' })
             // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
-            await until(async () => coordinator.sessions.size === holders.length)
+            await until(async () => holding() === holders.length)
             runs[kind].push({ ...run, servedBytes: await servedBy(answering) - servedBefore })
             if (perVisit) {
               const { viewportMs, allMs, lcpMs, originImageBytes, steps } = run
@@ -346,6 +356,7 @@ async function runProfile (profile) {
     await visitorBrowser.close()
     await origin.close()
     await site.close()
+    await far?.close()
     await coordinator.close()
     await rm(dir, { recursive: true, force: true })
   }
@@ -460,7 +471,7 @@ try {
     printTable({ engine: hedge === HEDGE_PREFERENCES[0] ? engine : `${engine}, data-hedge=${hedge}`, visits, profile }, results)
     out[`${profile.rttMs}/${profile.mbps}`] = results
   }
-  console.log(JSON.stringify({ engine, hedge, visits, holders: holderCount, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
+  console.log(JSON.stringify({ engine, hedge, visits, holders: holderCount, coordinatorRttMs: coordinatorRtt, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
   process.exit(0)
 } catch (err) {
   console.error('page-load: failed:', err)

@@ -11,13 +11,15 @@
  *   exec        maygh.js began to run (it starts its worker messages)
  *   imgReq      the first image request reached the worker (resource timing's workerStart)
  *   hello       the page's script said hello to its worker
+ *   via         the worker said its own coordinator socket is up (worker-socket.js)
  *   get         the worker's first `get` reached the page (a request waiting for peers)
  *   wsNew       the client made its coordinator socket
  *   ws          the coordinator's socket opened
  *   join        the join went out
  *   welcome     the welcome came in
- *   lookup      the first lookup went out
+ *   lookup      the first lookup went out (over the page's socket or its worker's)
  *   holders     its reply came in
+ *   viaWorker   1 when the first lookup went through the worker's socket, else 0
  *   channel     the first data channel opened
  *   imgResp     the first image's response began (the worker answered)
  *   img1        the first image of the viewport showed
@@ -64,7 +66,10 @@ export function recordTimeline () {
       try {
         const m = JSON.parse(String(data))
         if (m.type === 'join') mark('join')
-        if (m.type === 'lookup') mark('lookup')
+        if (m.type === 'lookup' && !('lookup' in at)) {
+          mark('lookup')
+          at.viaWorker = 0
+        }
       } catch {}
       super.send(data)
     }
@@ -89,6 +94,10 @@ export function recordTimeline () {
     const post = ServiceWorker.prototype.postMessage
     ServiceWorker.prototype.postMessage = function (/** @type {any} */ msg, /** @type {any} */ ...rest) {
       if (msg?.maygh === 'hello') mark('hello')
+      if (msg?.maygh === 'frame' && msg.msg?.type === 'lookup' && !('lookup' in at)) {
+        mark('lookup')
+        at.viaWorker = 1
+      }
       return post.call(this, msg, ...rest)
     }
     const start = navigator.serviceWorker?.startMessages
@@ -98,7 +107,11 @@ export function recordTimeline () {
         return start.call(this)
       }
     }
-    navigator.serviceWorker?.addEventListener('message', (e) => { if (e.data?.maygh === 'get') mark('get') })
+    navigator.serviceWorker?.addEventListener('message', (e) => {
+      if (e.data?.maygh === 'get') mark('get')
+      if (e.data?.maygh === 'via' && e.data.id) mark('via')
+      if (e.data?.maygh === 'frame' && e.data.msg?.type === 'holders') mark('holders')
+    })
   }
 }
 
@@ -144,7 +157,7 @@ export function readTimeline () {
 }
 
 /** The steps in the order a page meets them. */
-const STEPS = ['html', 'script', 'exec', 'imgReq', 'hello', 'get', 'wsNew', 'ws', 'join', 'welcome', 'lookup', 'holders', 'channel', 'imgResp', 'img1', 'lcpImg', 'viewport', 'lcp', 'busy', 'longFrom', 'longTo']
+const STEPS = ['html', 'script', 'exec', 'imgReq', 'hello', 'via', 'get', 'wsNew', 'ws', 'join', 'welcome', 'lookup', 'holders', 'viaWorker', 'channel', 'imgResp', 'img1', 'lcpImg', 'viewport', 'lcp', 'busy', 'longFrom', 'longTo']
 
 /**
  * Median of each step over the visits that reached it.

@@ -44,9 +44,10 @@ export class PeerFetch {
   /** @type {Promise<import('./peer-link.js').Signal[]> | undefined} offers for it made before the page joined */
   #offers
   /**
-   * The lookups a page asks for in one turn, as one `lookup {hashes}`; the page's first carries
-   * offers, made with the ICE servers the welcome named (or an earlier page's) while it gathers.
-   * @type {TurnBatch<Promise<import('./peer-link.js').Signal[]> | null, any>}
+   * The lookups a page asks for in one turn, as one `lookup {hashes}`, by the route chosen as it
+   * opens (#route); the page's first carries offers, made with the ICE servers the welcome named
+   * (or an earlier page's) while it gathers.
+   * @type {TurnBatch<{ route: import('./peer-pool.js').Route, offers: Promise<import('./peer-link.js').Signal[]> | null }, any>}
    */
   #lookups
   /** requests per peer at once, and who goes next */
@@ -71,6 +72,8 @@ export class PeerFetch {
   /**
    * @param {object} o
    * @param {import('./signaling.js').Signaling} o.signaling
+   * @param {import('./worker-route.js').WorkerRoute | null} [o.relay] the worker's socket (transparent mode): the page's
+   *   lookups go that way until its own socket has joined
    * @param {import('./peer-pool.js').PeerPool} o.pool
    * @param {import('./stats.js').Stats} o.stats
    * @param {Promise<unknown>} o.ready resolves when joined or given up
@@ -80,10 +83,37 @@ export class PeerFetch {
   constructor (o) {
     this.#options = o
     this.#lookups = new TurnBatch(LIMITS.maxLookupHashes, () => {
-      const offers = this.#offered ? null : this.#offers ?? o.pool.prepare(OFFERS)
+      const route = this.#route()
+      // Offers made beforehand serve either route: each is tied to the route its lookup went by (PeerPool.bind).
+      const offers = this.#offered ? null : this.#offers ?? o.pool.prepare(OFFERS, route)
       this.#offered = true
-      return offers
-    }, (hashes, offers) => this.#lookup(hashes, offers))
+      return { route, offers }
+    }, (hashes, { route, offers }) => this.#lookup(hashes, offers, route))
+    // A page its worker controls asks for peer bytes as soon as its script listens, and its first lookup
+    // waits for its offers (several tens of ms on a busy page): made now, while the page is still parsed,
+    // with the ICE servers an earlier page was told or the worker's socket was.
+    if (o.relay) {
+      this.#warm()
+      o.relay.on('up', () => this.#warm())
+    }
+  }
+
+  /** Make the first lookup's offers now, if the ICE servers are known and they are not made yet. */
+  #warm () {
+    const { signaling, relay, pool } = this.#options
+    const route = relay?.joined ? relay : signaling
+    if (!this.#offered && !this.#offers && (route === relay || signaling.ice.iceServers?.length)) this.#offers = pool.prepare(OFFERS, route)
+  }
+
+  /**
+   * The way a lookup goes: the page's own socket once it has joined, or while
+   * its join is on its way and the worker's socket is not up; else the
+   * worker's, which has joined already.
+   * @returns {import('./peer-pool.js').Route}
+   */
+  #route () {
+    const { signaling, relay } = this.#options
+    return !signaling.joined && relay?.joined ? relay : signaling
   }
 
   /**
@@ -260,27 +290,33 @@ export class PeerFetch {
     // Once per peer and page: the coordinator counts one per visitor anyway.
     if (this.#reported.has(peer)) return
     this.#reported.add(peer)
-    this.#options.signaling.send({ type: 'report', peer, hash, reason })
+    // By the route that introduced it (its coordinator checks the introduction).
+    this.#options.pool.routeOf(peer).send({ type: 'report', peer, hash, reason })
   }
 
   /**
    * One `lookup` for the hashes a page asked for in one turn.
    * @param {string[]} hashes
    * @param {Promise<import('./peer-link.js').Signal[]> | null} offers the page's first lookup carries them (protocol 3)
+   * @param {import('./peer-pool.js').Route} route the page's own socket, or its worker's
    */
-  async #lookup (hashes, offers) {
+  async #lookup (hashes, offers, route) {
     const { signaling, pool } = this.#options
     // Offers not made by now go unused: the lookup does not wait on them.
     const made = offers && await Promise.race([offers, new Promise((resolve) => setTimeout(resolve, OFFER_WAIT_MS, []))])
     const lookup = { type: 'lookup', hashes, connected: pool.connected().slice(0, LIMITS.maxConnected), offers: made?.length ? made : undefined }
-    return signaling.request(lookup, this.#options.config.lookupTimeoutMs, { retry: true, afterJoin: true })
-      .then((reply) => {
-        if (offers) pool.bind(reply?.offered ?? {})
-        return reply
-      }, (err) => {
-        if (offers) pool.bind({})
-        throw err
-      })
+    const sent = route === signaling
+      ? signaling.request(lookup, this.#options.config.lookupTimeoutMs, { retry: true, afterJoin: true })
+      : route.request(lookup, this.#options.config.lookupTimeoutMs)
+    return sent.then((reply) => {
+      // The holders it names were introduced to the worker's peer id: connections to them signal that way.
+      if (route !== signaling) pool.introduce(Object.values(reply?.found ?? {}).flat().filter((p) => typeof p === 'string'), route)
+      if (offers) pool.bind(reply?.offered ?? {}, route)
+      return reply
+    }, (err) => {
+      if (offers) pool.bind({}, route)
+      throw err
+    })
   }
 
   /** Resolves once a join is on its way (Signaling's `joining`). */
@@ -329,8 +365,9 @@ export class PeerFetch {
    * @returns {Promise<string[]>}
    */
   async holders (hash, url = '') {
-    const { signaling, pool } = this.#options
-    if (!signaling.joined) {
+    const { signaling, pool, relay } = this.#options
+    // Not joined yet, and the worker's socket is: the lookup goes that way at once.
+    if (!signaling.joined && !(relay?.joined && !signaling.stopped)) {
       if (signaling.stopped || signaling.unreachable()) return []
       // With the ICE servers an earlier page was told (the offers need them), the page's offers are
       // made now and its lookup follows its join at once: one round trip to the coordinator, not two.
@@ -344,7 +381,7 @@ export class PeerFetch {
     }
     try {
       const peers = (await this.#lookups.add(hash)).found?.[hash]
-      return (Array.isArray(peers) ? peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && !this.banned.has(p))
+      return (Array.isArray(peers) ? peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && p !== relay?.id && !this.banned.has(p))
     } catch (err) {
       const code = /** @type {any} */ (err)?.code
       if (code !== CLIENT_ERRORS.MGH_ERR_OFFLINE.code) this.#options.stats.error({ url, hash, code: code ?? CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT.code, message: `lookup: ${/** @type {any} */ (err)?.message ?? err}` })

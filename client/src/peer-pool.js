@@ -16,6 +16,14 @@ const MAX_LINKS = 48
 const newCid = () => Math.random().toString(36).slice(2, 12)
 
 /**
+ * A way to the coordinator that a connection's signals take: the page's own
+ * socket (signaling.js), or, before that has joined, its worker's
+ * (worker-route.js). A connection keeps the route it started on: its peer
+ * was introduced to the peer id of that route.
+ * @typedef {{ ice: RTCConfiguration, send: (msg: Record<string, unknown>) => boolean, request: (msg: Record<string, unknown>, timeoutMs: number) => Promise<any>, on: (type: string, fn: Function) => unknown }} Route
+ */
+
+/**
  * A signal as another peer sent it: only `cid` is checked here. The sdp and
  * candidate go to the browser's WebRTC API as they are, which rejects a bad
  * one; the link then closes (PeerLink.handle).
@@ -41,10 +49,15 @@ export class PeerPool {
   early = new Map()
   /** @type {Map<string, { link: PeerLink, unsent: object[] }>} offers made before their peer was known (prepare), by cid */
   unbound = new Map()
+  /** @type {WeakMap<PeerLink, Route>} the route each connection's signals take */
+  #routes = new WeakMap()
+  /** @type {Map<string, Route>} peers a lookup through another route than the page's own socket named (introduce) */
+  #via = new Map()
 
   /**
    * @param {object} options
-   * @param {import('./signaling.js').Signaling} options.signaling
+   * @param {import('./signaling.js').Signaling} options.signaling the page's own socket
+   * @param {import('./worker-route.js').WorkerRoute | null} [options.relay] its worker's, when it has one (transparent mode)
    * @param {{ connectTimeoutMs: number, stallMs: number }} options.config
    * @param {{ RTCPeerConnection?: typeof RTCPeerConnection }} [options.env] where RTCPeerConnection comes from, read for each new
    *   connection (the page's globals by default, so that a page that replaces it later is heard)
@@ -62,9 +75,37 @@ export class PeerPool {
     // peer id it was set up under): fail it now, so its load moves on to the
     // next holder or the origin instead of waiting out connectTimeoutMs.
     // Open channels do not need the coordinator and stay.
-    options.signaling.on('down', () => {
-      for (const link of this.links.values()) if (!link.up) link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
-    })
+    for (const route of [options.signaling, options.relay]) route?.on('down', () => this.#lost(route))
+    // Only answers and candidates come this way (the worker's peer serves nothing: nobody offers to it).
+    options.relay?.on('connect', (/** @type {{ from: string, signal: IncomingSignal }} */ msg) => this.#onSignal(msg.from, msg.signal))
+  }
+
+  /**
+   * A route to the coordinator is gone: connections still being set up on it fail now.
+   * @param {Route} route
+   */
+  #lost (route) {
+    for (const link of this.links.values()) if (!link.up && this.#routes.get(link) === route) link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_OFFLINE))
+    for (const [peer, r] of this.#via) if (r === route) this.#via.delete(peer)
+  }
+
+  /**
+   * Peers a lookup through `route` named: connections to them signal that way (they were introduced to its peer id).
+   * @param {string[]} peers
+   * @param {Route} route
+   */
+  introduce (peers, route) {
+    if (route === this.#options.signaling) return
+    for (const p of peers) this.#via.set(p, route)
+  }
+
+  /**
+   * The route a connection to `peer` signals through.
+   * @param {string} peer
+   * @returns {Route}
+   */
+  routeOf (peer) {
+    return this.#via.get(peer) ?? this.#options.signaling
   }
 
   /**
@@ -101,7 +142,7 @@ export class PeerPool {
     let attempt = this.#connecting.get(peer)
     if (!attempt) {
       if (this.links.size >= MAX_LINKS) this.#closeIdlest()
-      attempt = this.#reach(peer, this.#createLink(peer, newCid(), true))
+      attempt = this.#reach(peer, this.#createLink(peer, newCid(), true, this.routeOf(peer)))
     }
     return attempt
   }
@@ -165,13 +206,14 @@ export class PeerPool {
    * lookup carries them, the coordinator hands each to one holder it names,
    * and `bind` ties them to those holders. Their ICE candidates wait until then.
    * @param {number} n
+   * @param {Route} [route] the one the lookup goes by (its ICE servers are the offers')
    * @returns {Promise<import('./peer-link.js').Signal[]>} the offers, once made
    */
-  prepare (n) {
+  prepare (n, route = this.#options.signaling) {
     /** @type {Promise<import('./peer-link.js').Signal | null>[]} */
     const offers = []
     for (let i = 0; i < n && this.links.size < MAX_LINKS; i++) {
-      const link = this.#createLink('', newCid(), true)
+      const link = this.#createLink('', newCid(), true, route)
       offers.push(/** @type {Promise<import('./peer-link.js').Signal>} */ (link.offered).catch(() => null))
     }
     return Promise.all(offers).then((made) => /** @type {import('./peer-link.js').Signal[]} */ (made.filter(Boolean)))
@@ -181,24 +223,32 @@ export class PeerPool {
    * Tie prepared offers to the holders the coordinator handed them to, and
    * close the others.
    * @param {Record<string, unknown>} offered the lookup reply's: cid by peer id
+   * @param {Route} [route] the one the lookup went by: the connections' signals go that way
    */
-  bind (offered) {
+  bind (offered, route = this.#options.signaling) {
     const peerOf = new Map(Object.entries(offered).map(([peer, cid]) => [cid, peer]))
     for (const [cid, { link }] of this.unbound) {
       const peer = peerOf.get(cid)
-      if (typeof peer === 'string' && !this.reaching(peer)) this.#bindOne(peer, cid)
+      if (typeof peer === 'string' && !this.reaching(peer)) this.#bindOne(peer, cid, route)
       else link.close(new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, 'offer not handed out'))
     }
   }
 
-  /** @param {string} peer @param {string} cid one of `unbound` */
-  #bindOne (peer, cid) {
+  /**
+   * @param {string} peer
+   * @param {string} cid one of `unbound`
+   * @param {Route} [route] the lookup's (none: the route the offer was made for)
+   */
+  #bindOne (peer, cid, route) {
     const { link, unsent } = /** @type {{ link: PeerLink, unsent: object[] }} */ (this.unbound.get(cid))
     this.unbound.delete(cid)
     link.peer = peer
+    if (route) this.#routes.set(link, route)
     this.links.delete(` ${cid}`)
     this.links.set(`${peer} ${cid}`, link)
-    for (const signal of unsent) this.#options.signaling.send({ type: 'connect', to: peer, signal })
+    const via = /** @type {Route} */ (this.#routes.get(link))
+    this.introduce([peer], via)
+    for (const signal of unsent) via.send({ type: 'connect', to: peer, signal })
     this.#reach(peer, link)
   }
 
@@ -206,9 +256,10 @@ export class PeerPool {
    * @param {string} peer
    * @param {string} cid
    * @param {boolean} initiator
+   * @param {Route} route where its signals go
    */
-  #createLink (peer, cid, initiator) {
-    const { signaling, config } = this.#options
+  #createLink (peer, cid, initiator, route) {
+    const { config } = this.#options
     const key = `${peer} ${cid}`
     /** @type {object[]} candidates of an offer not yet handed to a peer (prepare) */
     const unsent = []
@@ -216,7 +267,7 @@ export class PeerPool {
       peer,
       cid,
       initiator,
-      ice: signaling.ice,
+      ice: route.ice,
       RTCPeerConnection: this.#options.env?.RTCPeerConnection,
       timeoutMs: config.connectTimeoutMs,
       signal: (signal) => {
@@ -226,10 +277,10 @@ export class PeerPool {
         } else if (signal.sdp?.type === 'offer') {
           // The coordinator acknowledges the offer (`relayed`); a refusal (peer
           // gone) or no answer at all fails the attempt now, not at the link's timeout.
-          signaling.request({ type: 'connect', to: link.peer, signal }, config.connectTimeoutMs)
+          /** @type {Route} */ (this.#routes.get(link)).request({ type: 'connect', to: link.peer, signal }, config.connectTimeoutMs)
             .catch((err) => link.close(err))
         } else {
-          signaling.send({ type: 'connect', to: link.peer, signal })
+          /** @type {Route} */ (this.#routes.get(link)).send({ type: 'connect', to: link.peer, signal })
         }
       },
       onClose: () => {
@@ -237,6 +288,7 @@ export class PeerPool {
         this.unbound.delete(cid)
       }
     })
+    this.#routes.set(link, route)
     this.links.set(key, link)
     if (!peer) this.unbound.set(cid, { link, unsent })
     for (const s of this.early.get(key) ?? []) link.handle(s)
@@ -295,7 +347,7 @@ export class PeerPool {
     if (signal.sdp?.type === 'offer') {
       if (!introduced || !(this.#options.serving?.() ?? true)) return
       if (this.links.size >= MAX_LINKS && !this.#closeIdlest()) return
-      const incoming = this.#createLink(from, signal.cid, false)
+      const incoming = this.#createLink(from, signal.cid, false, this.#options.signaling)
       incoming.opened.then((channel) => {
         this.#options.reach?.opened()
         this.#attach(incoming, channel)

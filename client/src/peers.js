@@ -32,6 +32,9 @@ import { read, write } from './storage.js'
  * @param {() => string[]} store.holdings held hashes, most recently used first
  * @param {(hash: string) => Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string } | null>} store.read verified bytes to serve
  * @param {Promise<unknown>} store.opened resolves once `holdings` is known
+ * @param {import('./worker-route.js').WorkerRoute} [store.relay] the worker's coordinator socket (transparent mode):
+ *   the page's first lookups go that way while its own socket has not joined
+ * @param {() => void} [store.off] the visitor opted out (transparent mode: its worker closes its socket)
  * @param {PageEnv} [env]
  */
 export function startPeers (config, store, env = globalThis) {
@@ -50,7 +53,8 @@ export function startPeers (config, store, env = globalThis) {
   /** what this visitor lists as held: nothing while it does not serve */
   const listed = () => reached && serving() ? store.holdings() : []
 
-  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor: visitorKey(env.localStorage), WebSocket: env.WebSocket, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed, haveKnown: store.opened, ice: recalled(env.sessionStorage) })
+  const visitor = visitorKey(env.localStorage)
+  const signaling = why ? null : new Signaling({ urls, token: config.token, visitor, WebSocket: env.WebSocket, backoffBaseMs: config.backoffBaseMs, backoffMaxMs: config.backoffMaxMs, getHave: listed, haveKnown: store.opened, ice: recalled(env.sessionStorage) })
   /**
    * Resolves true once joined; false at once when there is nothing to join, when
    * refused or when every coordinator is unreachable (loads do not wait), and
@@ -88,8 +92,11 @@ export function startPeers (config, store, env = globalThis) {
     signaling.on('warning', (/** @type {{ code: string, message: string }} */ m) => stats.error({ code: m.code, message: m.message }))
     // Refused for good (this origin is not allowed, the token is bad): the site's owner reads why here, once.
     signaling.on('refused', (/** @type {{ code: string, message: string }} */ m) => console.warn(`maygh: peers are off: ${m.message} (${m.code}, page origin ${globalThis.location?.origin})`))
+    // A visitor who shares nothing at all this page fetches nothing from peers either, the worker's way included.
+    const relay = uplink.state().mode === 'off' ? null : store.relay ?? null
     const p = pool = new PeerPool({
       signaling,
+      relay,
       config,
       env,
       serving,
@@ -101,13 +108,14 @@ export function startPeers (config, store, env = globalThis) {
         uplink.spend(bytes)
       }
     })
-    fetcher = new PeerFetch({ signaling, pool, stats, ready, config, reach })
+    fetcher = new PeerFetch({ signaling, relay, pool, stats, ready, config, reach })
     if (config.usageMs > 0) usage = new UsageReport({ signaling, stats, intervalMs: config.usageMs, env })
     // Off: leave the coordinator (which lists nothing of ours from then on) and every peer.
     // Otherwise withdraw or announce at once, joining first if we had left.
     uplink.on('change', (/** @type {string} */ mode) => {
       if (mode === 'off') {
         signaling.stop()
+        store.off?.()
         p.drop()
       } else {
         store.opened.then(() => signaling.resume())
@@ -144,6 +152,8 @@ export function startPeers (config, store, env = globalThis) {
     why,
     ready,
     api,
+    /** Who this page joins as: what its worker's socket joins with (worker-socket.js). */
+    joinAs: () => ({ visitor, token: signaling?.token || undefined }),
     /** the holdings changed: announce them soon */
     changed: () => announcer?.schedule(),
     /** @type {import('./loader.js').Via['peers']} */

@@ -19,6 +19,7 @@ import { DEFAULTS } from './config.js'
 import { startPeers } from './peers.js'
 import { navigationTtfb } from './page.js'
 import { belowFold } from '../../policy/hedge-rule.js'
+import { WorkerRoute } from './worker-route.js'
 
 /**
  * What this page and its worker say to each other (worker-messages.js).
@@ -67,10 +68,20 @@ export function startTransparent (config) {
     /** @type {ServiceWorker} */ (w).postMessage(msg, [port2])
   }))
 
+  /** @param {PageMessage} msg one the worker answers nothing */
+  const post = (msg) => worker().then((w) => w?.postMessage(msg))
+  // Only a page the worker controls has one: its requests are the worker's, and it is there now.
+  const relay = controller ? new WorkerRoute((msg) => controller === sw.controller ? controller.postMessage(msg) : post(msg)) : undefined
   const peers = startPeers(config, {
     holdings: () => held,
     read: (hash) => ask({ maygh: 'read', hash }),
-    opened: new Promise((resolve) => { opened = () => resolve(undefined) })
+    opened: new Promise((resolve) => { opened = () => resolve(undefined) }),
+    relay,
+    // Opted out: the worker closes its socket too, and opens none until a page joins again.
+    off: () => {
+      relay?.via({ maygh: 'via', id: null })
+      post({ maygh: 'peers', up: false })
+    }
   })
   const { stats, api } = peers
   registered.catch((err) => {
@@ -88,6 +99,8 @@ export function startTransparent (config) {
         storedBytes = m.bytes
         opened()
         return peers.changed()
+      case 'via': return relay?.via(m)
+      case 'frame': return relay?.frame(m.msg)
       case 'loaded': return stats.loaded(m.e)
       case 'error': return stats.error(m.e)
       case 'failed': return stats.failed()
@@ -125,8 +138,6 @@ export function startTransparent (config) {
   let adopted = Promise.resolve()
   // `placing`: this page will say where its images lie (`later`), once laid out.
   const placing = !!controller && typeof IntersectionObserver === 'function'
-  /** @param {PageMessage} msg one the worker answers nothing */
-  const post = (msg) => worker().then((w) => w?.postMessage(msg))
   const hello = () => post({ maygh: 'hello', ttfb: navigationTtfb(), placing })
   /** @type {import('../../policy/hedge-rule.js').Placement} where the page's images lie, as far as laid out: none yet */
   let placement = { below: new Set(), above: new Set(), placing }
@@ -143,7 +154,8 @@ export function startTransparent (config) {
   // sends the next page's first requests straight to the origin while its script loads when they did not.
   // With the coordinators to ask about the next page's requests before its script joins (not in the
   // worker's URL: a page whose settings differ would replace the worker under the pages it controls).
-  peers.ready.then((up) => post({ maygh: 'peers', up, coordinator: config.coordinator, lookupTimeoutMs: config.lookupTimeoutMs })).catch(() => {})
+  // And who it joined as, for the worker's own socket to join as the same visitor.
+  peers.ready.then((up) => post({ maygh: 'peers', up, coordinator: config.coordinator, lookupTimeoutMs: config.lookupTimeoutMs, ...peers.joinAs() })).catch(() => {})
   // A controlled page says hello at once: the worker holds its requests for peers' bytes until then.
   if (controller) hello()
   registered.then(() => {

@@ -20,10 +20,15 @@
  *   the images it has not placed taken as below the fold until it says it
  *   has placed them all (policy/hedge-rule.js belowFold): a request is not raced
  *   with the origin for want of knowing where its image lies.
- * - `peers {up, coordinator, lookupTimeoutMs}`: whether the page joined a
+ * - `peers {up, coordinator, lookupTimeoutMs, visitor, token}`: whether the page joined a
  *   coordinator. While the last page did not, the next page's requests made
  *   before its `hello` go to the origin at once; while it did, the worker asks
- *   those coordinators' `/held` about them (held-check.js).
+ *   those coordinators' `/held` about them (held-check.js), and keeps a
+ *   socket of its own to them, joined as a fetch-only peer with this visitor
+ *   key and join token (worker-socket.js).
+ * - `frame {msg}`: a coordinator frame (`lookup`, `connect`, `report`) to send
+ *   over the worker's socket (worker-route.js); its reply and the signals of
+ *   the connections it starts come back as `frame`s.
  * - `read {hash}` + port: the stored bytes to serve a peer ({@link ReadReply}).
  * - `adopt {urls}` + port: store what the page loaded before the worker
  *   controlled it (its first view); `null` once done.
@@ -40,6 +45,12 @@
  *   have not been opening: reach.js) and then `{t: 'done', asset}` (null: no
  *   peer gave it); the worker may send `{t: 'cancel'}` first (the origin won).
  * - `ping`: a page whose `hello` the worker has not heard answers with one.
+ * - `via {id, ice}`: the worker's socket is up as fetch-only peer `id` (with
+ *   its welcome's ICE servers and policy), sent as the page says `hello`
+ *   (before any `get`) and whenever it joins; `id` null: it is down (what
+ *   waits on it has failed).
+ * - `frame {msg}`: a coordinator frame for this page: the reply to one of its
+ *   `frame`s (its own `ref`), or a signal for one of its connections.
  * - `held {all | add, remove, bytes}`: what the store holds, or how it changed.
  * - `loaded {e}`, `error {e}`, `failed`: the page's stats (loads the worker made for it).
  *
@@ -53,12 +64,13 @@
 /**
  * @typedef {{ maygh: 'hello', ttfb: number, placing?: boolean }} Hello
  * @typedef {{ maygh: 'later', urls: string[], above: string[], placing: boolean }} Later
- * @typedef {{ maygh: 'peers', up: boolean, coordinator?: string, lookupTimeoutMs?: number }} PeersUp
+ * @typedef {{ maygh: 'peers', up: boolean, coordinator?: string, lookupTimeoutMs?: number, visitor?: string, token?: string }} PeersUp
+ * @typedef {{ maygh: 'frame', msg: Record<string, unknown> }} Frame a coordinator frame, either way
  * @typedef {{ maygh: 'read', hash: string }} Read
  * @typedef {StoredAsset | null} ReadReply
  * @typedef {{ maygh: 'adopt', urls: string[] }} Adopt
  * @typedef {{ maygh: 'idle' }} Idle
- * @typedef {Hello | Later | PeersUp | Read | Adopt | Idle} PageMessage what a page sends its worker
+ * @typedef {Hello | Later | PeersUp | Read | Adopt | Idle | Frame} PageMessage what a page sends its worker
  */
 
 /**
@@ -70,7 +82,8 @@
  * @typedef {{ maygh: 'loaded', e: LoadEvent }} Loaded
  * @typedef {{ maygh: 'error', e: ErrorEvent }} Failure
  * @typedef {{ maygh: 'failed' }} Failed
- * @typedef {Get | Ping | Held | Loaded | Failure | Failed} WorkerMessage what the worker sends a page
+ * @typedef {{ maygh: 'via', id: string | null, ice?: RTCConfiguration }} Via
+ * @typedef {Get | Ping | Held | Loaded | Failure | Failed | Via | Frame} WorkerMessage what the worker sends a page
  */
 
 /**

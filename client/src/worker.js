@@ -25,10 +25,11 @@ import { OriginClock } from './hedge.js'
 import { belowFold, priorityOf, smooth } from '../../policy/hedge-rule.js'
 import { Loader } from './loader.js'
 import { HeldCheck } from './held-check.js'
+import { WorkerSocket } from './worker-socket.js'
 import { coordinatorUrls, readConfig } from './config.js'
 import { parseRange, rangeResponse } from './ranges.js'
 import { pieceStream } from './piece-stream.js'
-import { PIECE_BYTES, isSri, matches, pieceListPath } from '../../protocol/index.js'
+import { CLIENT_ERRORS, PIECE_BYTES, isSri, matches, pieceListPath } from '../../protocol/index.js'
 
 /**
  * @typedef {import('./worker-messages.js').WorkerMessage} WorkerMessage
@@ -56,6 +57,16 @@ const loader = new Loader({ names, cache, cacheReady, clock })
  * @type {HeldCheck | null}
  */
 let heldCheck = null
+/**
+ * The worker's own coordinator socket: a page's first lookup goes through it
+ * while the page's own socket is still opening (worker-socket.js).
+ */
+const socket = new WorkerSocket({
+  toPage: (page, msg) => page.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'frame', msg })),
+  changed: () => sw.clients.matchAll({ type: 'window' }).then((all) => { for (const c of all) if (pages.get(c.id)?.said) toPage(c, via()) }, () => {})
+})
+/** @returns {WorkerMessage} what the worker's socket is now */
+const via = () => ({ maygh: 'via', id: socket.up ? socket.id : null, ...(socket.up && { ice: socket.ice }) })
 /** @type {Set<Promise<unknown>>} adoptions in progress */
 const adopting = new Set()
 /**
@@ -80,6 +91,8 @@ const MAX_HELD = 1000
  * once instead of waiting for it.
  */
 let peersUp = true
+/** whether a page has said `peers` to this worker (what it kept from an earlier start is then stale) */
+let told = false
 /**
  * Whether a page has said hello (the site's pages run maygh.js): a page
  * navigating is then presumed to place its images (`hello {placing}`), until
@@ -148,6 +161,8 @@ sw.addEventListener('fetch', (event) => {
       page.opened = performance.now()
       page.placement.placing = pagesPlace
     }
+    // Its page's first lookup may go through the worker's socket: opened now if it was lost.
+    socket.open()
     return event.waitUntil(names.refresh())
   }
   const url = new URL(req.url)
@@ -418,6 +433,8 @@ sw.addEventListener('message', (event) => {
         if (p.opened !== undefined) helloPace = smooth(helloPace, performance.now() - p.opened)
       }
       p.said = true
+      // Before any `get`: the page's first lookup may go through the worker's socket.
+      if (socket.up) toPage(source, via())
       for (const msg of p.held.splice(0)) toPage(source, msg)
       for (const w of p.waiters.splice(0)) w()
       // Forget pages that have gone. Uncontrolled ones too: a first view says hello before
@@ -438,10 +455,17 @@ sw.addEventListener('message', (event) => {
       pageOf(source.id).placement = { below: new Set(m.urls.map(String)), above: new Set(Array.isArray(m.above) ? m.above.map(String) : []), placing: m.placing === true }
     }
   } else if (m?.maygh === 'peers') {
-    peersUp = m.up === true
-    const urls = coordinatorUrls(String(m.coordinator ?? ''))
-    if (!peersUp || !urls.length) heldCheck = null
-    else if (!heldCheck || !urls.includes(heldCheck.url)) heldCheck = new HeldCheck({ urls, timeoutMs: Number(m.lookupTimeoutMs) || config.lookupTimeoutMs })
+    told = true
+    peersSaid(m)
+    // Kept for the next start of this worker (a browser stops an idle one after ~30 s).
+    event.waitUntil(caches.open(KEPT_CACHE).then((c) => c.put(PEERS_KEY, new Response(JSON.stringify(m)))).catch(() => {}))
+  } else if (m?.maygh === 'frame') {
+    const msg = m.msg
+    if (source && msg && typeof msg === 'object' && !socket.send(source, msg)) {
+      // Not up (any more): the page's own socket takes its frames from now on.
+      toPage(source, via())
+      if (msg.ref !== undefined) toPage(source, { maygh: 'frame', msg: { type: 'error', code: CLIENT_ERRORS.MGH_ERR_OFFLINE.code, message: CLIENT_ERRORS.MGH_ERR_OFFLINE.message, ref: msg.ref } })
+    }
   } else if (m?.maygh === 'read' && port) {
     event.waitUntil(cacheReady.then(() => cache.get(String(m.hash))).then((/** @type {import('./worker-messages.js').ReadReply} */ a) => port.postMessage(a, a ? [a.bytes.buffer] : [])))
   } else if (m?.maygh === 'adopt' && port && Array.isArray(m.urls)) {
@@ -461,6 +485,26 @@ sw.addEventListener('message', (event) => {
     })())
   }
 })
+
+/**
+ * What the last page to join said of its coordinators (`peers`): whether its
+ * next pages' requests wait for their script, the `/held` check, the worker's own socket.
+ * @param {import('./worker-messages.js').PeersUp} m
+ */
+function peersSaid (m) {
+  peersUp = m.up === true
+  const urls = coordinatorUrls(String(m.coordinator ?? ''))
+  if (!peersUp || !urls.length) heldCheck = null
+  else if (!heldCheck || !urls.includes(heldCheck.url)) heldCheck = new HeldCheck({ urls, timeoutMs: Number(m.lookupTimeoutMs) || config.lookupTimeoutMs })
+  const token = typeof m.token === 'string' ? m.token : undefined
+  socket.configure(peersUp && urls.length ? { urls, visitor: typeof m.visitor === 'string' ? m.visitor : undefined, token } : null)
+}
+
+/** Where the worker keeps the last `peers` across its restarts (Cache Storage: no schema to migrate). */
+const KEPT_CACHE = 'maygh-worker'
+const PEERS_KEY = '/maygh-worker/peers'
+// A worker started afresh (at a navigation, say) knows at once what the last one was told, unless told anew meanwhile.
+caches.open(KEPT_CACHE).then((c) => c.match(PEERS_KEY)).then((r) => r?.json()).then((m) => { if (m?.maygh === 'peers' && !told) peersSaid(m) }).catch(() => {})
 
 /**
  * Store what a page loaded before this worker controlled it (its first

@@ -120,6 +120,7 @@ function setup (o = {}) {
     openPace: null,
     prepare: async () => [],
     bind: () => {},
+    routeOf: () => signaling,
     drop: (/** @type {string} */ peer) => { dropped.push(peer) },
     transfer: async (/** @type {string} */ peer) => {
       // `never`: a channel that neither opens nor fails
@@ -673,4 +674,55 @@ test('with the ICE servers an earlier page was told, the page\'s first lookup ca
   assert.equal(lookups[0].how.afterJoin, true)
   assert.deepEqual(lookups[0].m.offers.map((/** @type {any} */ o) => o.cid), ['c0', 'c1', 'c2'])
   assert.deepEqual(bound, [{ p1: 'c0' }])
+})
+
+test('a page its worker controls (transparent mode) makes its offers at once and sends its first lookup through the worker\'s socket, once up, while its own has not joined; its holders are reached that way; once joined, its own', async () => {
+  /** @param {string} name */
+  const route = (name) => {
+    /** @type {any[]} */
+    const lookups = []
+    return Object.assign(new Emitter(), {
+      name,
+      lookups,
+      id: /** @type {string | null} */ (null),
+      joined: false,
+      joining: null,
+      stopped: false,
+      ice: { iceServers: [] },
+      unreachable: () => false,
+      send: () => true,
+      request: async (/** @type {any} */ m) => {
+        lookups.push(m)
+        return { type: 'holders', found: Object.fromEntries(m.hashes.map((/** @type {string} */ h) => [h, [`${name}-holder`, 'worker~me']])), offered: {} }
+      }
+    })
+  }
+  const own = route('own')
+  const relay = route('relay')
+  /** @type {any[]} */
+  const calls = []
+  const pool = {
+    connected: () => [],
+    reaching: () => false,
+    prepare: async (/** @type {number} */ n, /** @type {any} */ r) => { calls.push(['prepare', n, r.name]); return [{ cid: 'c0', sdp: { type: 'offer', sdp: 'v=0' } }] },
+    bind: (/** @type {any} */ _, /** @type {any} */ r) => calls.push(['bind', r.name]),
+    introduce: (/** @type {string[]} */ peers, /** @type {any} */ r) => calls.push(['introduce', peers, r.name])
+  }
+  const peers = new PeerFetch({ stats: new Stats(), signaling: /** @type {any} */ (own), relay: /** @type {any} */ (relay), pool: /** @type {any} */ (pool), ready: new Promise(() => {}), config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 } })
+  assert.deepEqual(calls, [], 'no ICE servers known yet: no offers')
+  relay.id = 'worker~me'
+  relay.joined = true
+  relay.emit('up', null)
+  assert.deepEqual(calls, [['prepare', 3, 'relay']], 'made as the worker\'s socket is up, before any request')
+  assert.deepEqual(await peers.holders(manifest.assets['/good.png'].hash), ['relay-holder'], 'never the worker\'s own peer')
+  assert.equal(relay.lookups.length, 1)
+  assert.deepEqual(relay.lookups[0].offers.map((/** @type {any} */ o) => o.cid), ['c0'])
+  assert.equal(own.lookups.length, 0)
+  assert.deepEqual(calls.slice(1), [['introduce', ['relay-holder', 'worker~me'], 'relay'], ['bind', 'relay']])
+
+  own.joined = true
+  assert.deepEqual(await peers.holders(manifest.assets['/good.png'].hash), ['own-holder'])
+  assert.equal(own.lookups.length, 1)
+  assert.equal(own.lookups[0].offers, undefined, 'offers go with the first lookup only')
+  assert.equal(calls.length, 3, 'holders its own socket named need no route of their own')
 })

@@ -15,7 +15,9 @@ class FakePeerConnection {
   static channelState = 'open'
   /** @type {FakePeerConnection[]} every one made */
   static made = []
-  constructor () {
+  /** @param {RTCConfiguration} [config] */
+  constructor (config) {
+    this.config = config
     /** @type {RTCSessionDescriptionInit | null} */
     this.localDescription = null
     /** @type {((e: { channel: FakeChannel }) => void) | null} */
@@ -159,5 +161,68 @@ test('offers made before their peers are known (protocol 3): each handed out is 
   ])
   assert.deepEqual([...pool.links.keys()], [`holder ${offers[0].cid}`], 'the offers nobody was handed are closed')
   assert.equal(pool.unbound.size, 0)
+  pool.drop()
+})
+
+test('the worker\'s route (transparent mode): offers a lookup through it carried, and connections to the holders it named, signal that way; when it goes, only its connections still being set up fail', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  FakePeerConnection.channelState = 'connecting'
+  /** @param {string} name */
+  const route = (name) => {
+    /** @type {any[]} */
+    const sent = []
+    return Object.assign(new Emitter(), {
+      /** @type {any[]} */
+      sent,
+      ice: { iceServers: [{ urls: `stun:${name}` }] },
+      request: (/** @type {object} */ m) => { sent.push(m); return new Promise(() => {}) },
+      send: (/** @type {object} */ m) => sent.push(m)
+    })
+  }
+  const own = route('own')
+  const relay = route('relay')
+  const pool = new PeerPool({ signaling: /** @type {any} */ (own), relay: /** @type {any} */ (relay), config: { connectTimeoutMs: 60_000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
+  const offers = await pool.prepare(2, /** @type {any} */ (relay))
+  const pcs = /** @type {any[]} */ (FakePeerConnection.made.slice(-2))
+  pool.bind({ holder: offers[0].cid }, /** @type {any} */ (relay))
+  pcs[0].onicecandidate({ candidate: { candidate: 'c', toJSON: () => ({ candidate: 'c' }) } })
+  assert.deepEqual(relay.sent, [{ type: 'connect', to: 'holder', signal: { cid: offers[0].cid, candidate: { candidate: 'c' } } }], 'its candidates go the lookup\'s way')
+  assert.deepEqual(own.sent, [])
+  assert.equal(pool.routeOf('holder'), relay)
+
+  // A holder the worker's lookup named, reached later: its offer goes that way too; one it did not, over the page's own socket.
+  pool.introduce(['named'], /** @type {any} */ (relay))
+  const named = pool.transfer('named')
+  const other = pool.transfer('other')
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(relay.sent.slice(1).map((m) => [m.type, m.to, m.signal.sdp?.type]), [['connect', 'named', 'offer']])
+  assert.deepEqual(/** @type {any[]} */ (own.sent).map((m) => [m.type, m.to, m.signal.sdp?.type]), [['connect', 'other', 'offer']])
+  const stun = (/** @type {FakePeerConnection[]} */ pcs) => pcs.map((pc) => pc.config?.iceServers?.[0]?.urls)
+  assert.deepEqual(stun(FakePeerConnection.made.slice(-2)), ['stun:relay', 'stun:own'], 'each with its route\'s ICE servers')
+  assert.deepEqual(stun(pcs), ['stun:relay', 'stun:relay'])
+
+  // Signals for its connections come back the worker's way.
+  const answered = /** @type {any} */ (pcs[0])
+  let remote = null
+  answered.setRemoteDescription = async (/** @type {any} */ d) => { remote = d }
+  relay.emit('connect', { from: 'holder', signal: { cid: offers[0].cid, sdp: { type: 'answer', sdp: 'v=0' } } })
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(remote, { type: 'answer', sdp: 'v=0' })
+  // An offer the worker's way is not answered: its peer serves nothing.
+  const links = pool.links.size
+  relay.emit('connect', { from: 'stranger', signal: { cid: 'x', sdp: { type: 'offer', sdp: 'v=0' } }, introduced: true })
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(pool.links.size, links)
+
+  /** @type {string[]} */
+  const failed = []
+  named.catch((err) => failed.push(`named ${err.code}`))
+  other.catch((err) => failed.push(`other ${err.code}`))
+  relay.emit('down', null)
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(failed, ['named MGH_ERR_OFFLINE'], 'only the worker\'s connections being set up fail')
+  assert.equal(pool.routeOf('named'), own, 'a holder it named is reached the page\'s own way from now on')
   pool.drop()
 })
