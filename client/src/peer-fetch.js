@@ -305,10 +305,8 @@ export class PeerFetch {
     // Offers not made by now go unused: the lookup does not wait on them.
     const made = offers && await Promise.race([offers, new Promise((resolve) => setTimeout(resolve, OFFER_WAIT_MS, []))])
     const lookup = { type: 'lookup', hashes, connected: pool.connected().slice(0, LIMITS.maxConnected), offers: made?.length ? made : undefined }
-    const sent = route === signaling
-      ? signaling.request(lookup, this.#options.config.lookupTimeoutMs, { retry: true, afterJoin: true })
-      : route.request(lookup, this.#options.config.lookupTimeoutMs)
-    return sent.then((reply) => {
+    // Its own socket's may follow the join on its way, and is sent again after a lost socket's next welcome.
+    return route.request(lookup, this.#options.config.lookupTimeoutMs, { retry: true, afterJoin: true }).then((reply) => {
       // The holders it names were introduced to the worker's peer id: connections to them signal that way.
       if (route !== signaling) pool.introduce(Object.values(reply?.found ?? {}).flat().filter((p) => typeof p === 'string'), route)
       if (offers) pool.bind(reply?.offered ?? {}, route)

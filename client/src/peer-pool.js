@@ -20,7 +20,7 @@ const newCid = () => Math.random().toString(36).slice(2, 12)
  * socket (signaling.js), or, before that has joined, its worker's
  * (worker-route.js). A connection keeps the route it started on: its peer
  * was introduced to the peer id of that route.
- * @typedef {{ ice: RTCConfiguration, send: (msg: Record<string, unknown>) => boolean, request: (msg: Record<string, unknown>, timeoutMs: number) => Promise<any>, on: (type: string, fn: Function) => unknown }} Route
+ * @typedef {{ ice: RTCConfiguration, send: (msg: Record<string, unknown>) => boolean, request: (msg: Record<string, unknown>, timeoutMs: number, options?: { retry?: boolean, afterJoin?: boolean }) => Promise<any>, on: (type: string, fn: Function) => unknown }} Route
  */
 
 /**

@@ -83,13 +83,12 @@ export class WorkerSocket {
    * @param {Where | null} where
    */
   configure (where) {
-    const before = this.#where
     this.#where = where
     // Said anew (a fresh token, say): worth a try even if the last one failed.
     this.#failedAt = -Infinity
     if (!where?.urls.length) return this.close()
     // Still connected to one of the coordinators named: kept (a fresh token is used at the next join).
-    if (before && this.#ws && !where.urls.includes(this.#url)) this.close()
+    if (this.#ws && !where.urls.includes(this.#url)) this.close()
     this.open()
   }
 
