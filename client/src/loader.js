@@ -45,7 +45,7 @@ export class Loader {
     this.o = o
     /** @type {Set<Promise<unknown>>} */
     this.active = new Set()
-    /** @type {Map<string, Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string }>>} by hash */
+    /** @type {Map<string, Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string }>>} by hash, until stored */
     this.byHash = new Map()
   }
 
@@ -91,12 +91,14 @@ export class Loader {
    * @returns {Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string }>}
    */
   named (url, name, via) {
-    // Several elements may name the same content: fetch it once.
+    // Several elements may name the same content: fetch it once. A load that comes while the
+    // bytes are being stored shares them too (the store would not have them yet).
     let got = this.byHash.get(name.hash)
     if (!got) {
-      got = this.track(this.fetchNamed(url, name, via))
+      const fetched = this.track(this.fetchNamed(url, name, via))
+      got = fetched
       this.byHash.set(name.hash, got)
-      got.finally(() => this.byHash.delete(name.hash)).catch(() => {})
+      fetched.then(({ kept }) => kept, () => {}).finally(() => this.byHash.delete(name.hash))
     }
     return got.then(({ bytes, type }) => ({ bytes, type: name.type || type }))
   }
@@ -105,6 +107,7 @@ export class Loader {
    * @param {string} url
    * @param {import('./names.js').Name} name
    * @param {Via} via
+   * @returns {Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string, kept?: Promise<unknown> }>} `kept`: settles once they are stored
    */
   async fetchNamed (url, name, via) {
     const { cache, clock } = this.o
@@ -157,11 +160,11 @@ export class Loader {
     const { bytes, type, peer } = won.value
     // The page gets its bytes now; storing them (and checking the origin's) goes on meanwhile.
     done(won.from, bytes.length, peer, won.asked)
-    this.track((async () => {
+    const kept = this.track((async () => {
       if (won.from === 'peer' || await matches(bytes, hash)) await (via.keep ? via.keep(bytes) : cache.put(hash, bytes, type, name.pieces))
       else via.stats.error({ url, hash, code: 'MGH_ERR_HASH_MISMATCH', message: 'origin bytes differ from the manifest; not cached' })
     })())
-    return { bytes, type }
+    return { bytes, type, kept }
   }
 
   /**

@@ -298,6 +298,25 @@ test('concurrent loads of the same content fetch it once; an origin 404 rejects 
   assert.equal(s.loader.active.size, 0)
 })
 
+test('a load of the same content that comes while the first one\'s bytes are being stored shares them: the holder is not asked twice', async () => {
+  const s = setup({ peers: { p1: good } })
+  // The store takes its time, as IndexedDB can under load.
+  /** @type {() => void} */
+  let release = () => {}
+  const put = s.cache.put
+  s.cache.put = async (h, bytes, type) => { await new Promise((resolve) => { release = () => resolve(undefined) }); return put(h, bytes, type) }
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.equal(s.cache.stored.size, 0)
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.deepEqual(s.asked, ['p1'])
+  release()
+  await s.loader.settled()
+  assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash))
+  assert.deepEqual(await bytesOf(await s.loader.load('/good.png')), good)
+  assert.deepEqual(s.asked, ['p1'])
+  assert.deepEqual(s.stats.counts.peer, { bytes: good.length, count: 1 })
+})
+
 /**
  * A real coordinator connection over FakeWebSocket, joined to coordinator A
  * (of A and B); reconnects after ~1 ms, awaited as events, not waited out.
