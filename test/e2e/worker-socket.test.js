@@ -4,7 +4,9 @@
  * browsers: once a visitor's first page has joined, its worker keeps a socket
  * of its own, joined as a fetch-only peer; the visitor's next page sends its
  * first lookup (with its offers) through it, not over its own socket, and its
- * images come from the holder; the worker's peer holds nothing. With that
+ * images come from the holder; the worker's peer holds nothing (its own
+ * socket's frames held back a second, as a distant coordinator's would be: on
+ * loopback either socket may join first). With that
  * socket gone (the coordinator restarted), the next page's lookups go over
  * its own socket, and its images still come from the holder.
  */
@@ -21,6 +23,8 @@ import { launchBrowser, until } from '../support/browsers.js'
 import { startStaticSite } from '../support/static-site.js'
 
 const IMAGES = ['/img/p01.png', '/img/p02.png', '/img/p04.png', '/img/p05.png']
+/** How late a page's own socket sends, where the test is which socket carries its first lookup (ms). */
+const FAR_MS = 1000
 
 /** @type {string} */
 let dir
@@ -55,25 +59,44 @@ after(async () => {
 
 /**
  * A fresh visitor whose pages record what their own coordinator socket sent
- * and what their worker said of its socket (`via`).
+ * and what their worker said of its socket (`via`). With `farMs`, what a
+ * page's own socket sends leaves only that long after the socket was made, as
+ * to a distant coordinator (its worker's socket, made at the navigation, is not
+ * held): on loopback either socket may join first, and which one carries the
+ * first lookup would be a race.
  * @param {'chromium' | 'firefox'} kind
+ * @param {{ farMs?: number }} [o]
  */
-async function visitor (kind) {
+async function visitor (kind, { farMs = 0 } = {}) {
   const browser = await launchBrowser(kind)
   const tab = await (await browser.newContext()).newPage()
-  await tab.addInitScript(() => {
+  await tab.addInitScript((farMs) => {
     const seen = { sent: /** @type {string[]} */ ([]), via: /** @type {(string | null)[]} */ ([]) }
     Object.defineProperty(globalThis, '__seen', { value: seen })
     const Native = WebSocket
     globalThis.WebSocket = class extends Native {
+      /** @type {any[] | null} frames held until farMs after the socket was made, in order */
+      #held = farMs ? [] : null
+      /** @param {string | URL} url @param {string | string[]} [protocols] */
+      constructor (url, protocols) {
+        super(url, protocols)
+        if (farMs) {
+          setTimeout(() => {
+            for (const data of /** @type {any[]} */ (this.#held)) if (this.readyState === Native.OPEN) super.send(data)
+            this.#held = null
+          }, farMs)
+        }
+      }
+
       /** @param {any} data */
       send (data) {
         try { seen.sent.push(JSON.parse(String(data)).type) } catch {}
-        super.send(data)
+        if (this.#held) this.#held.push(data)
+        else super.send(data)
       }
     }
     navigator.serviceWorker?.addEventListener('message', (e) => { if (e.data?.maygh === 'via') seen.via.push(e.data.id) })
-  })
+  }, farMs)
   return {
     /** @param {string} path */
     open: async (path) => {
@@ -91,7 +114,7 @@ async function visitor (kind) {
 for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
   test(`${kind}: a page's first lookup goes through its worker's socket, a fetch-only peer, and its images come from the holder`, { timeout: 120000 }, async () => {
     const holder = await visitor('chromium')
-    const b = await visitor(kind)
+    const b = await visitor(kind, { farMs: FAR_MS })
     try {
       await holder.open('/')
       assert.equal((await holder.stats()).held, IMAGES.length)
@@ -141,7 +164,7 @@ test('chromium: with the worker\'s socket gone, the next page looks up over its 
 
 test('chromium: a worker the browser stopped (as it stops an idle one) opens its socket again at the next navigation, from what it kept', { timeout: 120000 }, async () => {
   const holder = await visitor('chromium')
-  const b = await visitor('chromium')
+  const b = await visitor('chromium', { farMs: FAR_MS })
   try {
     await holder.open('/')
     await b.open('/about.html')
