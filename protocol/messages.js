@@ -11,16 +11,18 @@
  * so that reaching a holder costs no round trip of its own); version 4 adds
  * `welcome {iceTransportPolicy}` (privacy mode: connect through the TURN
  * relay only, which a coordinator in that mode requires its clients to
- * understand); everything of the earlier versions stays as it was.
+ * understand); version 5 adds `held {hashes}` (which of some assets any
+ * visitor holds, as `GET /held` says, over a socket already open: a service
+ * worker's); everything of the earlier versions stays as it was.
  */
-export const PROTOCOL_VERSION = 4
+export const PROTOCOL_VERSION = 5
 
 /**
  * Versions a coordinator answers; any other `v` gets MGH_ERR_BAD_VERSION. An
  * old client (1) keeps working with a new coordinator; a new client needs a
  * coordinator that speaks its version (deploy coordinators first).
  */
-export const PROTOCOL_VERSIONS = /* @__PURE__ */ Object.freeze([1, 2, 3, 4])
+export const PROTOCOL_VERSIONS = /* @__PURE__ */ Object.freeze([1, 2, 3, 4, 5])
 
 /** The first version that honours `welcome {iceTransportPolicy: 'relay'}`: a coordinator in privacy mode refuses joins of earlier ones. */
 export const RELAY_PROTOCOL_VERSION = 4
@@ -29,7 +31,7 @@ export const RELAY_PROTOCOL_VERSION = 4
 export const MANIFEST_VERSION = 1
 
 /** Messages a client sends; each has one handler in the coordinator. */
-export const REQUEST_TYPES = /* @__PURE__ */ Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'connect', 'report', 'usage']))
+export const REQUEST_TYPES = /* @__PURE__ */ Object.freeze(/** @type {const} */ (['join', 'update', 'lookup', 'held', 'connect', 'report', 'usage']))
 
 /**
  * What a `report` may say a peer the asker was introduced to did: sent bytes

@@ -15,7 +15,9 @@
  * coordinator needs no change: a fetch-only peer is an ordinary peer.
  *
  * Only `lookup`, `connect` and `report` go through it; a page's `join`,
- * `update` and `usage` are its own socket's.
+ * `update` and `usage` are its own socket's. The worker asks its own `held`
+ * over it (held-check.js): one round trip where `GET /held` may need a new
+ * connection first.
  */
 import { CLIENT_ERRORS, PROTOCOL_VERSION } from '../../protocol/index.js'
 
@@ -59,6 +61,8 @@ export class WorkerSocket {
   #refs = new Map()
   /** @type {Map<string, PageEnd>} the page each connection belongs to, by cid */
   #cids = new Map()
+  /** @type {Map<number, (msg: Record<string, any>) => void>} the worker's own requests awaiting their replies, by ref */
+  #asks = new Map()
   /** when a socket last closed without a welcome, or was refused (Date.now()) */
   #failedAt = -Infinity
 
@@ -147,6 +151,28 @@ export class WorkerSocket {
     return true
   }
 
+  /**
+   * Which of `hashes` any visitor holds (`held`, protocol 5), asked over this socket.
+   * @param {string[]} hashes
+   * @param {number} ms how long the answer may take
+   * @returns {Promise<Set<string> | null>} null: the socket is not up (or goes), no answer in time, or an error
+   */
+  held (hashes, ms) {
+    const ws = this.#ws
+    if (!this.up || !ws) return Promise.resolve(null)
+    const ref = ++this.#ref
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => answered({}), ms)
+      const answered = (/** @type {Record<string, any>} */ msg) => {
+        clearTimeout(timer)
+        this.#asks.delete(ref)
+        resolve(msg.type === 'held' && Array.isArray(msg.held) ? new Set(msg.held) : null)
+      }
+      this.#asks.set(ref, answered)
+      ws.send(JSON.stringify({ v: PROTOCOL_VERSION, type: 'held', ref, hashes }))
+    })
+  }
+
   /** @param {string} data */
   #onMessage (data) {
     let msg
@@ -159,6 +185,8 @@ export class WorkerSocket {
     }
     // Sent away (draining, moved): closed; the next navigation opens another (the page's own socket meanwhile).
     if (msg.type === 'move' || msg.code === 'MGH_ERR_DRAINING') return this.close()
+    const asked = this.#asks.get(msg.ref)
+    if (asked) return asked(msg)
     const awaited = this.#refs.get(msg.ref)
     if (awaited) {
       this.#refs.delete(msg.ref)
@@ -187,6 +215,7 @@ export class WorkerSocket {
     clearTimeout(this.#joinTimer)
     if (this.id === null) this.#failedAt = Date.now()
     const waiting = [...this.#refs.values()]
+    for (const asked of [...this.#asks.values()]) asked({})
     this.#ws = null
     this.id = null
     this.#joinRef = 0

@@ -495,7 +495,7 @@ function peersSaid (m) {
   peersUp = m.up === true
   const urls = coordinatorUrls(String(m.coordinator ?? ''))
   if (!peersUp || !urls.length) heldCheck = null
-  else if (!heldCheck || !urls.includes(heldCheck.url)) heldCheck = new HeldCheck({ urls, timeoutMs: Number(m.lookupTimeoutMs) || config.lookupTimeoutMs })
+  else if (!heldCheck || !urls.includes(heldCheck.url)) heldCheck = new HeldCheck({ urls, timeoutMs: Number(m.lookupTimeoutMs) || config.lookupTimeoutMs, socket })
   const token = typeof m.token === 'string' ? m.token : undefined
   socket.configure(peersUp && urls.length ? { urls, visitor: typeof m.visitor === 'string' ? m.visitor : undefined, token } : null)
 }

@@ -6,7 +6,8 @@
  * lookup carried comes back to the page that made it, by its `cid`; only
  * `lookup`, `connect` and `report` pass; when the socket goes, what a page
  * awaits fails at once (MGH_ERR_OFFLINE, its own ref) and a socket that never
- * opened is not tried again at every navigation.
+ * opened is not tried again at every navigation. The worker's own `held`
+ * check goes over it while it is up (held-check.js), else over HTTP.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -20,6 +21,7 @@ import { PEER_ID_PATTERN } from '../../protocol/index.js'
 import { subjectOf } from '../../coordinator/src/quarantine.js'
 import { WorkerSocket } from '../src/worker-socket.js'
 import { WorkerRoute } from '../src/worker-route.js'
+import { HeldCheck } from '../src/held-check.js'
 
 /** A page as the worker sees it: what it was sent. */
 const page = () => {
@@ -86,6 +88,35 @@ test('it joins as a fetch-only peer; each page gets its own replies with its own
     // Opened again at the next navigation (it had joined: no failure to wait out).
     socket.open()
     await until(async () => socket.up)
+  } finally {
+    socket.close()
+    await holder.close()
+    await coordinator.close()
+  }
+})
+
+test('the worker\'s held check goes over its socket while it is up (one round trip), else over HTTP; nothing known when the socket goes before the answer', async () => {
+  const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
+  const holder = await TestClient.open(coordinator.url)
+  const socket = workerSocket()
+  try {
+    await holder.join([h('a')])
+    // HTTP is asked of a port where nothing listens: an answer can only have come over the socket.
+    const nowhere = `ws://127.0.0.1:${await freePort()}`
+    const check = new HeldCheck({ urls: [nowhere], timeoutMs: 2000, socket })
+    assert.equal(await check.held(h('a')), null, 'not up: HTTP, refused')
+    socket.configure({ urls: [coordinator.url] })
+    await until(async () => socket.up)
+    assert.deepEqual(await Promise.all([check.held(h('a')), check.held(h('b'))]), [true, false])
+    const metrics = await (await fetch(`${coordinator.httpUrl}/metrics`)).text()
+    assert.match(metrics, /^maygh_held_checks_total 1$/m, 'one check for the turn\'s two assets')
+    assert.match(metrics, /^maygh_lookups_total\{result="miss"\} 1$/m, 'the one nobody holds counts as a lookup that missed')
+    assert.equal(coordinator.sessions.size, 2, 'the holder and the worker\'s peer: nobody introduced, nothing more joined')
+    // The socket goes before the answer: nothing known, at once.
+    const pending = socket.held([h('a')], 60000)
+    socket.close()
+    assert.equal(await pending, null)
+    assert.equal(await socket.held([h('a')], 60000), null, 'not up')
   } finally {
     socket.close()
     await holder.close()

@@ -14,6 +14,7 @@ import { USAGE_MINUTE_MS, noUsage } from './store/store.js'
 import { peerShare, siteTotals } from './usage.js'
 import { renderDashboard } from './dashboard-page.js'
 import { loadChartJs } from '../../common/chart-js.js'
+import { heldAmong } from './handlers/held.js'
 
 /**
  * @typedef {object} RouteContext what the routes read of their coordinator (one, made as it starts)
@@ -22,7 +23,7 @@ import { loadChartJs } from '../../common/chart-js.js'
  * @property {Readonly<import('./config.js').Config>} config
  * @property {import('./metrics.js').Metrics} metrics
  * @property {import('./networks.js').Networks} networks names visitors' networks (pairWithinNetwork)
- * @property {Record<string, number>} counters this shard's counters (`/stats`; `/held` counts lookups)
+ * @property {Record<string, number>} counters this shard's counters (`/stats`; `/held` counts lookups that missed)
  * @property {() => ReturnType<import('./server.js').Coordinator['stats']>} stats peers and holdings over every live shard, and this one's counters
  * @property {() => { ready: boolean, storeUp: boolean, draining: boolean }} readiness whether it should get new clients, and why not
  * @property {(err: Error, context: string) => void} warn
@@ -97,40 +98,24 @@ async function getUsage (req, { store, stats, warn }) {
 
 /**
  * `GET /held?hashes=a,b`: which of these assets (at most maxLookupHashes)
- * some live visitor holds, for the asker's network under pairWithinNetwork.
- * Names no holder and introduces nobody (a lookup does that): a service
- * worker asks it before its page has joined, so that what nobody holds
- * goes to the origin at once. Each asset nobody holds counts as a lookup
- * that missed (its page makes none); a held one is counted by its page's lookup. Pages of origins allowedOrigins does not
- * list are refused. A store that fails or is slow answers MGH_ERR_STORE
- * (the worker then waits for its page, as without it).
+ * some live visitor holds, for the asker's network under pairWithinNetwork,
+ * counted as the `held` message is (handlers/held.js, which says why). Pages
+ * of origins allowedOrigins does not list are refused. A store that fails or
+ * is slow answers MGH_ERR_STORE (the worker then waits for its page, as
+ * without it).
  * @param {import('node:http').IncomingMessage} req
  * @param {RouteContext} context
  * @returns {Promise<Answer>}
  */
-async function getHeld (req, { config, networks, store, metrics, counters, warn }) {
+async function getHeld (req, context) {
+  const { config, networks } = context
   const origin = req.headers.origin
   if (config.allowedOrigins !== null && !(origin && config.allowedOrigins.includes(origin))) throw new MayghError(ERRORS.MGH_ERR_ORIGIN_NOT_ALLOWED)
   const list = queryOf(req).get('hashes')?.split(',') ?? []
   if (!list.length || list.length > LIMITS.maxLookupHashes || !list.every(isSri)) throw new MayghError(ERRORS.MGH_ERR_HTTP_BAD_QUERY, `hashes: 1 to ${LIMITS.maxLookupHashes} SRI sha256 names, comma separated`)
   const hashes = [...new Set(list)]
   const scope = config.pairWithinNetwork ? `${await networks.name(req.socket.remoteAddress ?? '')}/` : ''
-  const started = performance.now()
-  try {
-    const found = await store.sampleHolders(hashes.map((hash) => scope + hash), 1)
-    metrics.countHeldCheck()
-    // An asset nobody holds goes to the origin with no lookup of its page's: counted as the lookup
-    // that missed (a held one is counted by the lookup its page makes next).
-    const misses = found.filter((holders) => holders.length === 0).length
-    counters.lookups += misses
-    metrics.countLookups(0, misses)
-    return json(200, { held: hashes.filter((_, i) => found[i].length > 0) })
-  } catch (err) {
-    warn(/** @type {Error} */ (err), 'held failed')
-    throw new MayghError(ERRORS.MGH_ERR_STORE)
-  } finally {
-    metrics.observeStore('lookup', performance.now() - started)
-  }
+  return json(200, { held: await heldAmong(hashes, hashes.map((hash) => scope + hash), context) })
 }
 
 /** @type {Route} the savings dashboard (dashboard-page.js) */

@@ -270,7 +270,7 @@ describe('coordinator over WebSocket (memory store)', () => {
     assert.equal(await errorFor(Buffer.from([1, 2, 3])), 'MGH_ERR_BAD_MESSAGE')
     assert.equal(await errorFor('{"type":"dance"}'), 'MGH_ERR_UNKNOWN_TYPE')
     assert.equal(await errorFor('{"type":"__proto__"}'), 'MGH_ERR_UNKNOWN_TYPE')
-    assert.equal(await errorFor('{"type":"join","v":5}'), 'MGH_ERR_BAD_VERSION')
+    assert.equal(await errorFor('{"type":"join","v":6}'), 'MGH_ERR_BAD_VERSION')
     assert.equal(await errorFor(JSON.stringify({ type: 'join', padding: 'x'.repeat(5000) })), 'MGH_ERR_TOO_LARGE')
     assert.equal(await errorFor('{"type":"lookup","hash":"' + h('ok') + '"}'), 'MGH_ERR_NOT_JOINED')
     assert.equal(await errorFor('{"type":"join","have":"nope"}'), 'MGH_ERR_BAD_FIELD')

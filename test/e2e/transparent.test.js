@@ -339,7 +339,7 @@ for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
     }
   })
 
-  test(`${kind}: what nobody holds goes to the origin at once, before the page's script has said hello (the worker asks the coordinator's /held)`, { timeout: 60000 }, async () => {
+  test(`${kind}: what nobody holds goes to the origin at once, before the page's script has said hello (the worker asks the coordinator which assets anybody holds)`, { timeout: 60000 }, async () => {
     const v = await visitor(kind)
     try {
       await v.open('/about.html')

@@ -107,6 +107,8 @@ export function validMessageArb (t) {
         offers: fc.uniqueArray(fc.record({ cid: fc.string({ minLength: 1, maxLength: 10 }), sdp: fc.record({ type: fc.constant('offer'), sdp: fc.string({ maxLength: 80 }) }) }), { maxLength: LIMITS.maxLookupOffers, selector: (o) => o.cid })
       }, { requiredKeys: ['hashes'] })
     ),
+    // protocol 5: which of some assets any visitor holds
+    held: fc.record({ hashes: fc.array(assetArb(t), { minLength: 1, maxLength: 8 }) }),
     connect: fc.record({ to: peerIdArb(t), signal: signalArb }),
     report: fc.record({ peer: peerIdArb(t), hash: assetArb(t), reason: fc.constantFrom(...REPORT_REASONS) }),
     usage: fc.record({

@@ -21,7 +21,7 @@ import { isSignal } from '../../coordinator/src/fields.js'
 /** @typedef {import('./fuzz-arbitraries.js').FuzzSession} FuzzSession */
 
 /** Message types a coordinator sends (docs/protocol.md, "coordinator → client"). */
-export const REPLY_TYPES = Object.freeze(new Set(['welcome', 'updated', 'holders', 'relayed', 'reported', 'counted', 'connect', 'move', 'error']))
+export const REPLY_TYPES = Object.freeze(new Set(['welcome', 'updated', 'holders', 'held', 'relayed', 'reported', 'counted', 'connect', 'move', 'error']))
 
 /**
  * Close codes a coordinator may end a client's socket with: those of the

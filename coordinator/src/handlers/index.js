@@ -38,6 +38,7 @@ import { REQUEST_TYPES } from '../../../protocol/index.js'
 import * as join from './join.js'
 import * as update from './update.js'
 import * as lookup from './lookup.js'
+import * as held from './held.js'
 import * as connect from './connect.js'
 import * as report from './report.js'
 import * as usage from './usage.js'
@@ -49,7 +50,7 @@ import * as usage from './usage.js'
 const messageType = ({ validate, handle, ordered }) => Object.freeze({ validate, handle, ordered })
 
 /** @type {Readonly<Record<string, MessageType>>} the one table of request types */
-export const HANDLERS = Object.freeze({ join: messageType(join), update: messageType(update), lookup: messageType(lookup), connect: messageType(connect), report: messageType(report), usage: messageType(usage) })
+export const HANDLERS = Object.freeze({ join: messageType(join), update: messageType(update), lookup: messageType(lookup), held: messageType(held), connect: messageType(connect), report: messageType(report), usage: messageType(usage) })
 
 // Exactly the contract's request types, in its order (handlers.test.js says which is missing).
 if (Object.keys(HANDLERS).join() !== REQUEST_TYPES.join()) throw new Error('handlers/index.js: HANDLERS do not match REQUEST_TYPES')
