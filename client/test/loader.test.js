@@ -601,7 +601,8 @@ test('a page\'s requests take a few slots per holder at a time, the viewport\'s 
   await Promise.all(labels.map((label) => get(label, label[0] === 'v' ? 'viewport' : 'later')))
   assert.equal(s.inFlight.max, SLOTS_PER_PEER, 'never more than its slots on one holder')
   assert.deepEqual(done.slice(0, 3).sort(), ['l1', 'l2', 'l3'], 'the first three had free slots')
-  assert.deepEqual(done.slice(3, 6), ['v1', 'v2', 'v3'], 'then the viewport\'s, ahead of the earlier requests below the fold')
+  // They run at once, three at a time: which of each three ends first is the machine's business.
+  assert.deepEqual(done.slice(3, 6).sort(), ['v1', 'v2', 'v3'], 'then the viewport\'s, ahead of the earlier requests below the fold')
 })
 
 test('hedging, savings first: the origin waits for peers past any deadline', { timeout: 10000 }, async () => {
