@@ -14,7 +14,7 @@
  * load goes to the origin without waiting.
  */
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
-import { PeerSlots, SLOTS_PER_PEER } from './peer-slots.js'
+import { PeerSlots } from './peer-slots.js'
 import { TurnBatch } from './turn-batch.js'
 import { channelPassOverMs, outrun, passOverMs, smooth } from '../../policy/hedge-rule.js'
 
@@ -51,8 +51,7 @@ export class PeerFetch {
    */
   #lookups
   /** requests per peer at once, and who goes next */
-  /** @type {PeerSlots} */
-  #slots
+  #slots = new PeerSlots()
   /** @type {Map<string, { at: number, holders: Promise<string[]> }>} pieced assets' holders, by asset, as last looked up (holdersOf) */
   #partHolders = new Map()
   /**
@@ -83,9 +82,6 @@ export class PeerFetch {
    */
   constructor (o) {
     this.#options = o
-    // Requests go to open channels first, and to one still being set up only once none of theirs has opened for a while.
-    this.#slots = new PeerSlots(SLOTS_PER_PEER, (peer) => o.pool.stateOf?.(peer) ?? 'none')
-    o.pool.onOpen?.((peer) => this.#slots.opened(peer))
     this.#lookups = new TurnBatch(LIMITS.maxLookupHashes, () => {
       const route = this.#route()
       // Offers made beforehand serve either route: each is tied to the route its lookup went by (PeerPool.bind).
@@ -163,9 +159,7 @@ export class PeerFetch {
       const left = order.filter((p) => !tried.has(p) && !this.banned.has(p) && !this.#gone.has(p))
       if (signal.aborted || !left.length) return null
       // The first of them with a free slot (peer-slots.js), the page's most urgent requests first.
-      // Waiting for a channel to open: as long as the pass-over would give one still being set up.
-      const patienceMs = passOverMs(channelPassOverMs(config.connectTimeoutMs), pool.openPace)
-      const peer = await this.#slots.take(left, priority(), { signal, onBytes, patienceMs })
+      const peer = await this.#slots.take(left, priority(), { signal, onBytes })
       if (peer === null) return null
       tried.add(peer)
       const others = left.length > 1

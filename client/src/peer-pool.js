@@ -53,8 +53,6 @@ export class PeerPool {
   #routes = new WeakMap()
   /** @type {Map<string, Route>} peers a lookup through another route than the page's own socket named (introduce) */
   #via = new Map()
-  /** @type {((peer: string) => void)[]} told whenever a channel to a peer opens */
-  #openListeners = []
 
   /**
    * @param {object} options
@@ -123,20 +121,6 @@ export class PeerPool {
   /** Peer ids we hold an open channel to. */
   connected () {
     return [...this.#open.keys()]
-  }
-
-  /**
-   * Where our channel to `peer` is.
-   * @param {string} peer
-   * @returns {import('./peer-slots.js').ChannelState}
-   */
-  stateOf (peer) {
-    return this.#open.get(peer)?.open === true ? 'open' : this.#connecting.has(peer) ? 'opening' : 'none'
-  }
-
-  /** @param {(peer: string) => void} listener told whenever a channel to a peer opens */
-  onOpen (listener) {
-    this.#openListeners.push(listener)
   }
 
   /**
@@ -331,10 +315,7 @@ export class PeerPool {
     for (const data of link.held.splice(0)) transfer.onMessage(data)
     this.#transfers.add(transfer)
     const current = this.#open.get(link.peer)
-    if (!current?.open) {
-      this.#open.set(link.peer, transfer)
-      for (const listener of this.#openListeners) listener(link.peer)
-    }
+    if (!current?.open) this.#open.set(link.peer, transfer)
     return transfer
   }
 

@@ -2,10 +2,6 @@
  * Who goes next on the peers' channels (peer-slots.js): a few requests per
  * peer at once, the most urgent waiting request first, whichever holder frees
  * a slot first taking it, and nobody left waiting for a peer that was dropped.
- * Requests go to open channels (or start one where there is none), not to a
- * channel still being set up while another of theirs is open, and to one only
- * once their patience is over: a holder whose channel never opens keeps no
- * request waiting.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -100,42 +96,4 @@ test('a peer gone quiet is avoided by the requests that have another holder, not
   assert.equal(await onlyQuiet, 'quiet', 'the freed slot went to the one with no other holder')
   slots.give('b')
   assert.equal(await either, 'b')
-})
-
-/**
- * Slots over holders whose channels are where `states` says (open, opening, none), changed as the test goes.
- * @param {Record<string, import('../src/peer-slots.js').ChannelState>} states
- */
-const over = (states) => new PeerSlots(2, (p) => states[p] ?? 'none')
-
-test('while every holder\'s channel is still being set up, requests wait for the first to open and take its slots; one that never opens gets none', async () => {
-  const states = /** @type {Record<string, import('../src/peer-slots.js').ChannelState>} */ ({ liar: 'opening', honest: 'opening' })
-  const slots = over(states)
-  const first = [1, 2, 3].map(() => slots.take(['liar', 'honest'], 'viewport', { ...how(), patienceMs: 60000 }))
-  assert.deepEqual(await Promise.all(first.map(atOnce)), ['waits', 'waits', 'waits'], 'none open yet: they wait')
-  states.honest = 'open'
-  slots.opened('honest')
-  assert.deepEqual(await Promise.all(first.map(atOnce)), ['honest', 'honest', 'waits'], 'its two slots, in order')
-  slots.give('honest')
-  assert.equal(await atOnce(first[2]), 'honest', 'the slot it frees, not the liar\'s')
-  // One with no channel yet takes a request (it starts one); an open one first.
-  assert.equal(await atOnce(slots.take(['liar', 'fresh'], 'viewport', { ...how(), patienceMs: 60000 })), 'fresh')
-})
-
-test('its patience over, with none of its holders open, a request takes a channel still being set up; never while another of its holders is open', async () => {
-  const states = /** @type {Record<string, import('../src/peer-slots.js').ChannelState>} */ ({ slow: 'opening', busy: 'open' })
-  const slots = over(states)
-  assert.equal(await slots.take(['slow'], 'viewport', { ...how(), patienceMs: 0 }), 'slow', 'no patience: at once')
-  const waited = slots.take(['slow'], 'viewport', { ...how(), patienceMs: 30 })
-  assert.equal(await atOnce(waited), 'waits')
-  assert.equal(await waited, 'slow', 'after its patience')
-  // `busy` is open and full: a request that may go to either waits for it, whatever its patience.
-  await slots.take(['busy'], 'viewport', how())
-  await slots.take(['busy'], 'viewport', how())
-  slots.give('slow')
-  const either = slots.take(['slow', 'busy'], 'viewport', { ...how(), patienceMs: 0 })
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  assert.equal(await atOnce(either), 'waits', 'not the channel still being set up while busy is open')
-  slots.give('busy')
-  assert.equal(await either, 'busy')
 })
