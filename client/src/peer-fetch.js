@@ -14,7 +14,7 @@
  * load goes to the origin without waiting.
  */
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
-import { PeerSlots } from './peer-slots.js'
+import { PeerSlots, SLOTS_PER_PEER } from './peer-slots.js'
 import { TurnBatch } from './turn-batch.js'
 import { channelPassOverMs, outrun, passOverMs, smooth } from '../../policy/hedge-rule.js'
 
@@ -51,7 +51,9 @@ export class PeerFetch {
    */
   #lookups
   /** requests per peer at once, and who goes next */
-  #slots = new PeerSlots()
+  #slots = new PeerSlots(SLOTS_PER_PEER, (peer) => this.#spare(peer))
+  /** @type {Set<{ peers: string[], go: (peer: string) => void }>} requests waiting for a holder's channel to open, and their other holders */
+  #unopened = new Set()
   /** @type {Map<string, { at: number, holders: Promise<string[]> }>} pieced assets' holders, by asset, as last looked up (holdersOf) */
   #partHolders = new Map()
   /**
@@ -154,12 +156,19 @@ export class PeerFetch {
     // The first holder handed the request over an open channel starts the hedge's quiet time again
     // (policy/hedge-rule.js): the time to find it and open the channel is spent, the holder's answer is to come.
     let asked = false
+    /** @type {string | null} a slot on an open channel handed to this request while it waited for another (spare) */
+    let handed = null
     for (;;) {
       // Requests started together share their holders: one may have failed another meanwhile.
       const left = order.filter((p) => !tried.has(p) && !this.banned.has(p) && !this.#gone.has(p))
+      if (handed !== null && (signal.aborted || !left.includes(handed))) {
+        this.#slots.give(handed)
+        handed = null
+      }
       if (signal.aborted || !left.length) return null
       // The first of them with a free slot (peer-slots.js), the page's most urgent requests first.
-      const peer = await this.#slots.take(left, priority(), { signal, onBytes })
+      const peer = handed ?? await this.#slots.take(left, priority(), { signal, onBytes })
+      handed = null
       if (peer === null) return null
       tried.add(peer)
       const others = left.length > 1
@@ -176,7 +185,28 @@ export class PeerFetch {
         // slower than the page's other channels is left sooner, and kept: it may still open.
         const cap = channelPassOverMs(config.connectTimeoutMs)
         const wait = overdue(since, () => others ? passOverMs(cap, pool.openPace) : cap)
-        const transfer = await Promise.race([attempt, wait.promise.then(() => null)]).finally(wait.stop)
+        // Meanwhile a slot freed on another of its holders' open channels takes it there (spare).
+        /** @type {{ peers: string[], go: (to: string) => void }} */
+        const move = { peers: left.filter((p) => p !== peer), go: () => {} }
+        /** @type {Promise<typeof MOVED>} */
+        const moved = new Promise((resolve) => {
+          move.go = (to) => {
+            handed = to
+            resolve(MOVED)
+          }
+        })
+        if (others) this.#unopened.add(move)
+        const transfer = await Promise.race([attempt, wait.promise.then(() => null), moved]).finally(() => {
+          wait.stop()
+          this.#unopened.delete(move)
+        })
+        // Not a fault: it may yet open (and is asked again by the page's other requests).
+        if (transfer === MOVED) continue
+        // Its channel opened as a slot was handed to it elsewhere: that slot goes back.
+        if (handed !== null) {
+          this.#slots.give(handed)
+          handed = null
+        }
         if (!transfer) {
           if (performance.now() - since >= cap) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
           // Reported (the operator's figures; it quarantines nobody), not dropped: it may yet open.
@@ -212,6 +242,27 @@ export class PeerFetch {
       }
       return { ...asset, peer }
     }
+  }
+
+  /**
+   * A slot on `peer`'s channel is free: if that channel is open, the oldest
+   * request still waiting for another holder's channel to open that `peer`
+   * also holds for takes it (before the requests waiting for a slot: it got
+   * its own earlier). A holder whose channel never opens (a liar, a NAT
+   * nobody reaches) then keeps a request only until an open channel frees a
+   * slot, not for the pass-over.
+   * @param {string} peer
+   * @returns {boolean} whether a request took it
+   */
+  #spare (peer) {
+    if (!this.#unopened.size || !this.#options.pool.connected().includes(peer)) return false
+    for (const w of this.#unopened) {
+      if (!w.peers.includes(peer)) continue
+      this.#unopened.delete(w)
+      w.go(peer)
+      return true
+    }
+    return false
   }
 
   /**
@@ -432,6 +483,9 @@ function overdue (since, limit) {
 
 /** A request given up because its holder sent nothing for the hedge deadline. */
 const QUIET = new Error('the holder sent nothing for the hedge deadline')
+
+/** A request waiting for a channel to open that went to another holder's open one instead (spare). */
+const MOVED = Symbol('moved')
 
 /** Errors that say the peer has left: its channel closed, or the coordinator knows no such peer. */
 const GONE = new Set(['MGH_ERR_CHANNEL_CLOSED', 'MGH_ERR_UNKNOWN_PEER'])

@@ -34,8 +34,17 @@ export class PeerSlots {
   /** @type {Map<string, number>} when the requests waiting for each peer last heard of its bytes */
   #heard = new Map()
 
-  constructor (perPeer = SLOTS_PER_PEER) {
+  /** @type {(peer: string) => boolean} */
+  #spare
+
+  /**
+   * @param {number} [perPeer]
+   * @param {(peer: string) => boolean} [spare] offered each freed slot before the waiting requests:
+   *   true when it handed it on (a request held up elsewhere took it: the count stays)
+   */
+  constructor (perPeer = SLOTS_PER_PEER, spare = () => false) {
     this.#perPeer = perPeer
+    this.#spare = spare
   }
 
   /**
@@ -61,8 +70,9 @@ export class PeerSlots {
     })
   }
 
-  /** @param {string} peer one of its slots is free again: the most urgent request waiting for it takes it */
+  /** @param {string} peer one of its slots is free again: a request held up elsewhere (spare), else the most urgent waiting for it, takes it */
   give (peer) {
+    if (this.#spare(peer)) return
     const w = this.#waiting.find((o) => o.peers.includes(peer))
     if (w) return this.#leave(w, peer) // handed on: the count stays
     const n = (this.#used.get(peer) ?? 1) - 1

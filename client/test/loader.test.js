@@ -545,6 +545,19 @@ test('a holder far slower than the page\'s others (a channel that never opens, o
   }
 })
 
+test('a request waiting for a holder\'s channel to open goes to another holder\'s open channel as soon as a slot there frees, without waiting out the pass-over or blaming the first', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { liar: 'never', fine: good }, connectTimeoutMs: 20000 })
+  // The honest holder's channel is open; the liar's never opens.
+  s.pool.connected = () => /** @type {any} */ (['fine'])
+  const name = { hash: manifest.assets['/good.png'].hash, size: good.length }
+  const how = () => ({ signal: new AbortController().signal, onBytes () {}, deadline: () => 5000, priority: () => /** @type {const} */ ('viewport'), originMs: () => null, race () {} })
+  // The first starts its turn at the liar, the second at the honest holder, which then frees its slot.
+  const got = await Promise.all([s.peers.get('/good.png', name, how()), s.peers.get('/good.png', name, how())])
+  assert.deepEqual(got.map((g) => g?.peer), ['fine', 'fine'])
+  assert.deepEqual(s.sent, [], 'the liar not reported: the request moved on before its pass-over')
+  assert.ok(!s.peers.quiet.has('liar') && !s.peers.banned.has('liar'), 'nor set aside: it may yet open')
+})
+
 test('the last holder left is not passed over for being slower than the page\'s others', { timeout: 10000 }, async () => {
   const s = setup({ peers: { late: { opensAfter: 400 } }, connectTimeoutMs: 20000 })
   s.pool.openPace = 10

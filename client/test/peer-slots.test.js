@@ -97,3 +97,18 @@ test('a peer gone quiet is avoided by the requests that have another holder, not
   slots.give('b')
   assert.equal(await either, 'b')
 })
+
+test('a freed slot is offered first to a request held up elsewhere (spare), then to those waiting', async () => {
+  /** @type {string[]} */
+  const offered = []
+  let takes = true
+  const slots = new PeerSlots(1, (peer) => { offered.push(peer); return takes })
+  await slots.take(['a'], 'viewport', how())
+  const waiting = slots.take(['a'], 'viewport', how())
+  slots.give('a')
+  assert.equal(await atOnce(waiting), 'waits', 'the held-up request took it: the count stays')
+  takes = false
+  slots.give('a')
+  assert.equal(await waiting, 'a', 'then the waiting one')
+  assert.deepEqual(offered, ['a', 'a'])
+})
