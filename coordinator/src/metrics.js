@@ -115,7 +115,7 @@ export class Metrics {
     this.reports = countersFor(counter('maygh_reports_total', 'reports of peers by the peers they failed, by reason', 'reason'), [...REPORT_REASONS])
     this.quarantines = new Counter({ name: 'maygh_quarantines_total', help: 'peers of this shard quarantined (reported by reportThreshold visitors)', registers })
     this.withdrawals = new Counter({ name: 'maygh_withdrawals_total', help: 'peers that stopped serving mid-session (upload budget spent, opted out, Save-Data): update {serving: false}', registers })
-    this.heldChecks = new Counter({ name: 'maygh_held_checks_total', help: 'GET /held answered: a service worker asking which assets any visitor holds before its page has joined', registers })
+    this.heldChecks = new Counter({ name: 'maygh_held_checks_total', help: 'held checks answered (the held message, or GET /held): a service worker asking which assets any visitor holds before its page has joined', registers })
     this.dropped = new Counter({ name: 'maygh_dropped_frames_total', help: 'frames the rate limiter dropped without a reply', registers })
     this.withheld = new Counter({ name: 'maygh_withheld_holders_total', help: 'holders a lookup did not name because the asker had spent its allowance of holders it did not know (newHolderBurst)', registers })
     this.relay = new Timings(own, 'maygh_relay_seconds', 'time to hand a connect to the target socket (local) or to the bus (bus)', 'path', RELAY_PATHS)
@@ -163,7 +163,7 @@ export class Metrics {
     (this.closes[reason] ?? this.closes.other).inc()
   }
 
-  /** A `GET /held` answered. */
+  /** A held check answered (`held`, or `GET /held`). */
   countHeldCheck () {
     this.heldChecks.inc()
   }
