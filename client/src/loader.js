@@ -96,8 +96,7 @@ export class Loader {
     let got = this.byHash.get(name.hash)
     if (!got) {
       const fetched = this.track(this.fetchNamed(url, name, via))
-      got = fetched
-      this.byHash.set(name.hash, got)
+      this.byHash.set(name.hash, got = fetched)
       fetched.then(({ kept }) => kept, () => {}).finally(() => this.byHash.delete(name.hash))
     }
     return got.then(({ bytes, type }) => ({ bytes, type: name.type || type }))

@@ -1,10 +1,10 @@
 /**
  * Checks of a decoded message's fields that more than one message type shares:
- * the coded error a bad field gets, a list of asset names, a relayed signal.
+ * the coded error a bad field gets, lists of asset names, a relayed signal.
  * The envelope is checked in message-parser.js, each type's own fields beside
  * its handler (handlers/*.js `validate`).
  */
-import { ERRORS, MayghError, isSri } from '../../protocol/index.js'
+import { ERRORS, LIMITS, MayghError, isSri } from '../../protocol/index.js'
 
 /** @typedef {import('./message-parser.js').Fields} Fields */
 
@@ -35,6 +35,16 @@ export function optionalHashList (m, field, max) {
   for (const hash of list) {
     if (!isSri(hash)) throw badField(field, 'an array of SRI sha256 strings')
   }
+}
+
+/**
+ * The assets a `lookup` or a `held` check asks about (`hashes`): 1 to maxLookupHashes names.
+ * @param {Fields} m
+ * @throws {MayghError} MGH_ERR_BAD_FIELD
+ */
+export function lookupHashes (m) {
+  const max = LIMITS.maxLookupHashes
+  if (!Array.isArray(m.hashes) || m.hashes.length === 0 || m.hashes.length > max || !m.hashes.every(isSri)) throw badField('hashes', `an array of 1 to ${max} SRI sha256 strings`)
 }
 
 /**

@@ -13,16 +13,15 @@
  * message of the sender's rate limit, as a lookup's do. A store that fails or
  * is slow answers MGH_ERR_STORE (the worker then waits for its page).
  */
-import { ERRORS, LIMITS, MayghError, isSri } from '../../../protocol/index.js'
-import { badField } from '../fields.js'
+import { ERRORS, MayghError } from '../../../protocol/index.js'
+import { lookupHashes } from '../fields.js'
 
 /** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
 export const ordered = false
 
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
-  const max = LIMITS.maxLookupHashes
-  if (!Array.isArray(m.hashes) || m.hashes.length === 0 || m.hashes.length > max || !m.hashes.every(isSri)) throw badField('hashes', `an array of 1 to ${max} SRI sha256 strings`)
+  lookupHashes(m)
 }
 
 /** @type {import('./index.js').Handler} */

@@ -11,7 +11,7 @@
  */
 import { ERRORS, LIMITS, MayghError, PEER_ID_PATTERN, isSri } from '../../../protocol/index.js'
 import { HolderRanking, rankKey } from '../../../policy/peer-selection.js'
-import { MAX_SIGNAL_DEPTH, badField, isSignal } from '../fields.js'
+import { MAX_SIGNAL_DEPTH, badField, isSignal, lookupHashes } from '../fields.js'
 import { relaySignal } from './connect.js'
 
 /** longest `cid` an offer carried by a lookup may have (the client's are 10 characters) */
@@ -25,9 +25,8 @@ export function validate (m) {
   if (m.hashes === undefined) {
     if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
   } else {
-    const max = LIMITS.maxLookupHashes
     if (m.hash !== undefined) throw badField('hashes', 'either hash or hashes, not both')
-    if (!Array.isArray(m.hashes) || m.hashes.length === 0 || m.hashes.length > max || !m.hashes.every(isSri)) throw badField('hashes', `an array of 1 to ${max} SRI sha256 strings`)
+    lookupHashes(m)
   }
   if (m.connected !== undefined) {
     const max = LIMITS.maxConnected
