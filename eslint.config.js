@@ -6,7 +6,7 @@ import neostandard from 'neostandard'
 
 export default [
   ...neostandard({
-    ignores: ['dist/**', 'demo-site/.generated/**', 'demo-site/public/**']
+    ignores: ['dist/**', '.tmp/**', 'demo-site/.generated/**', 'demo-site/public/**']
   }),
   {
     files: ['client/src/**/*.js', 'demo-site/assets/**/*.js'],

@@ -14,7 +14,7 @@
  * load goes to the origin without waiting.
  */
 import { CLIENT_ERRORS, LIMITS, MayghError, matches } from '../../protocol/index.js'
-import { PeerSlots, SLOTS_PER_PEER } from './peer-slots.js'
+import { PeerSlots, WINDOW_BYTES } from './peer-slots.js'
 import { TurnBatch } from './turn-batch.js'
 import { channelPassOverMs, outrun, passOverMs, smooth } from '../../policy/hedge-rule.js'
 
@@ -50,9 +50,13 @@ export class PeerFetch {
    * @type {TurnBatch<{ route: import('./peer-pool.js').Route, offers: Promise<import('./peer-link.js').Signal[]> | null }, any>}
    */
   #lookups
-  /** requests per peer at once, and who goes next */
-  #slots = new PeerSlots(SLOTS_PER_PEER, (peer) => this.#spare(peer))
-  /** @type {Set<{ peers: string[], go: (peer: string) => void }>} requests waiting for a holder's channel to open, and their other holders */
+  /**
+   * Which holder's channel carries each request, and when (peer-slots.js): holders that went quiet on
+   * this page asked last, those with a channel open or opening first, then the one that owes least.
+   */
+  #slots = new PeerSlots({ spare: (peer) => this.#spare(peer), rank: (peer) => this.#rank(peer) })
+
+  /** @type {Set<{ peers: string[], bytes: number, go: (peer: string) => void }>} requests waiting for a holder's channel to open, their other holders, and their size */
   #unopened = new Set()
   /** @type {Map<string, { at: number, holders: Promise<string[]> }>} pieced assets' holders, by asset, as last looked up (holdersOf) */
   #partHolders = new Map()
@@ -119,6 +123,15 @@ export class PeerFetch {
   }
 
   /**
+   * How a holder ranks for a request (lower first): those that went quiet on this page before are
+   * asked last; those with a channel open or opening first.
+   * @param {string} peer
+   */
+  #rank (peer) {
+    return 2 * Number(this.quiet.has(peer)) - Number(this.#options.pool.reaching(peer))
+  }
+
+  /**
    * How long a holder asked now would take to send `size` bytes whole, by
    * this page's pace so far (null before any holder answered).
    * @param {number} size
@@ -148,9 +161,7 @@ export class PeerFetch {
       this.#probed = true
     }
     const turn = this.#turn++ % (holders.length || 1)
-    // Holders that went quiet on this page before are asked last; those with a channel open or opening first.
-    const rank = (/** @type {string} */ p) => 2 * Number(this.quiet.has(p)) - Number(pool.reaching(p))
-    const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => rank(a) - rank(b))
+    const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => this.#rank(a) - this.#rank(b))
     /** @type {Set<string>} */
     const tried = new Set()
     // The first holder handed the request over an open channel starts the hedge's quiet time again
@@ -158,20 +169,24 @@ export class PeerFetch {
     let asked = false
     /** @type {string | null} a slot on an open channel handed to this request while it waited for another (spare) */
     let handed = null
+    // What its slot counts it as owing its holder's channel (peer-slots.js): a size not known, a full window.
+    const bytes = size ?? WINDOW_BYTES
     for (;;) {
       // Requests started together share their holders: one may have failed another meanwhile.
       const left = order.filter((p) => !tried.has(p) && !this.banned.has(p) && !this.#gone.has(p))
       if (handed !== null && (signal.aborted || !left.includes(handed))) {
-        this.#slots.give(handed)
+        this.#slots.give(handed, bytes)
         handed = null
       }
       if (signal.aborted || !left.length) return null
-      // The first of them with a free slot (peer-slots.js), the page's most urgent requests first.
-      const peer = handed ?? await this.#slots.take(left, priority(), { signal, onBytes })
+      // The best of them whose channel takes a request (peer-slots.js), the page's most urgent requests first.
+      const peer = handed ?? await this.#slots.take(left, priority(), { signal, onBytes, bytes })
       handed = null
       if (peer === null) return null
       tried.add(peer)
       const others = left.length > 1
+      /** bytes of its reply still to come from `peer`, as its slot counts them */
+      let unsent = bytes
       let asset
       try {
         if (signal.aborted) return null
@@ -186,8 +201,8 @@ export class PeerFetch {
         const cap = channelPassOverMs(config.connectTimeoutMs)
         const wait = overdue(since, () => others ? passOverMs(cap, pool.openPace) : cap)
         // Meanwhile a slot freed on another of its holders' open channels takes it there (spare).
-        /** @type {{ peers: string[], go: (to: string) => void }} */
-        const move = { peers: left.filter((p) => p !== peer), go: () => {} }
+        /** @type {{ peers: string[], bytes: number, go: (to: string) => void }} */
+        const move = { peers: left.filter((p) => p !== peer), bytes, go: () => {} }
         /** @type {Promise<typeof MOVED>} */
         const moved = new Promise((resolve) => {
           move.go = (to) => {
@@ -204,7 +219,7 @@ export class PeerFetch {
         if (transfer === MOVED) continue
         // Its channel opened as a slot was handed to it elsewhere: that slot goes back.
         if (handed !== null) {
-          this.#slots.give(handed)
+          this.#slots.give(handed, bytes)
           handed = null
         }
         if (!transfer) {
@@ -223,7 +238,12 @@ export class PeerFetch {
         const quietMs = () => others ? passOverMs(deadline(), this.answerPace) : Infinity
         if (!asked) onBytes()
         asked = true
-        asset = await this.#request(transfer, peer, part, size ?? config.quotaMb << 20, { signal, onBytes, quietMs })
+        const own = (/** @type {number} */ n) => {
+          const counted = Math.min(n, unsent)
+          unsent -= counted
+          this.#slots.sent(peer, counted)
+        }
+        asset = await this.#request(transfer, peer, part, size ?? config.quotaMb << 20, { signal, onBytes, quietMs, own })
       } catch (err) {
         if (GONE.has(err.code)) this.#gone.add(peer)
         // A peer's fault (a channel not open in time, a stall, …) counts whether or not the origin
@@ -233,7 +253,7 @@ export class PeerFetch {
         if (err !== QUIET) stats.error({ url, hash, code: err.code, message: String(err.message) })
         continue
       } finally {
-        this.#slots.give(peer)
+        this.#slots.give(peer, unsent)
       }
       if (!(await matches(asset.bytes, part))) {
         stats.rejected({ url, hash, peer })
@@ -252,17 +272,17 @@ export class PeerFetch {
    * nobody reaches) then keeps a request only until an open channel frees a
    * slot, not for the pass-over.
    * @param {string} peer
-   * @returns {boolean} whether a request took it
+   * @returns {number | null} the bytes of the request that took it (null: none did)
    */
   #spare (peer) {
-    if (!this.#unopened.size || !this.#options.pool.connected().includes(peer)) return false
+    if (!this.#unopened.size || !this.#options.pool.connected().includes(peer)) return null
     for (const w of this.#unopened) {
       if (!w.peers.includes(peer)) continue
       this.#unopened.delete(w)
       w.go(peer)
-      return true
+      return w.bytes
     }
-    return false
+    return null
   }
 
   /**
@@ -279,9 +299,9 @@ export class PeerFetch {
    * @param {string} peer
    * @param {string} hash
    * @param {number} maxBytes
-   * @param {{ signal: AbortSignal, onBytes: () => void, quietMs: () => number }} how
+   * @param {{ signal: AbortSignal, onBytes: () => void, quietMs: () => number, own: (bytes: number) => void }} how `own`: on each frame of its own reply
    */
-  async #request (transfer, peer, hash, maxBytes, { signal, onBytes, quietMs }) {
+  async #request (transfer, peer, hash, maxBytes, { signal, onBytes, quietMs, own }) {
     const attempt = new AbortController()
     const stop = () => attempt.abort(signal.reason)
     signal.addEventListener('abort', stop, { once: true })
@@ -300,8 +320,11 @@ export class PeerFetch {
     try {
       const asset = await transfer.request(hash, maxBytes, {
         signal: attempt.signal,
-        onBytes: (_, own) => {
-          if (own) replying ??= performance.now()
+        onBytes: (n, mine) => {
+          if (mine) {
+            replying ??= performance.now()
+            own(n)
+          }
           if (!answered) {
             answered = true
             wait.stop()

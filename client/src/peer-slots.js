@@ -1,19 +1,30 @@
 /**
- * How many of the page's requests each peer's channel carries at once, and
- * which waiting request goes next. A page asks for all its images at once;
- * sent at once, they would queue on each channel in the order they were
- * made, and a holder that is slower than the others would keep its share of
- * the first viewport waiting. Instead each peer takes a few at a time, and a
- * request waits here for the first of its holders with a free slot, the most
- * urgent first (render-blocking, then the viewport, then the rest; then in
- * the order they came): whichever holder finishes first takes the next
+ * Which peer's channel carries each of the page's requests, and when. A
+ * page asks for all its images at once; sent at once, they would queue on
+ * each channel in the order they were made, and the viewport's small images
+ * would wait behind a large one on one channel while another channel stood
+ * idle. Instead a channel takes a request only while what it still owes the
+ * page (the bytes of its requests not yet come) is under WINDOW_BYTES, at
+ * most SLOTS_PER_PEER at a time, or when it carries none: enough that the
+ * next reply is asked for before the last one ends, and no more. A request
+ * goes to the candidate that owes the least, among those the caller ranks
+ * best (open channels before new ones, quiet holders last), and otherwise
+ * waits here for the first of its holders to take one more, the most urgent
+ * first (render-blocking, then the viewport, then the rest; then in the
+ * order they came): whichever holder is nearly done first takes the next
  * request it can serve, and images below the fold never queue ahead of the
  * viewport's. A waiting request hears of its holders' bytes: they are busy,
  * not quiet, so its hedge deadline starts again.
  */
 
-/** Requests one peer's channel carries at once: enough that it always has the next one to read and send. */
+/** Requests one peer's channel carries at once, at most. */
 export const SLOTS_PER_PEER = 3
+/**
+ * A channel that owes less than this takes another request (bytes): the next
+ * reply is asked for this much before the last one ends, a round trip's worth
+ * at a few MB/s, so a holder's replies follow each other without a gap.
+ */
+export const WINDOW_BYTES = 64 << 10
 
 /** Waiting requests hear of their holders' bytes at most this often (ms). */
 const BUSY_EVERY_MS = 10
@@ -21,63 +32,129 @@ const BUSY_EVERY_MS = 10
 /** @type {Record<import('../../policy/hedge-rule.js').Priority, number>} */
 const RANK = { blocking: 0, viewport: 1, later: 2 }
 
-/** @typedef {{ peers: string[], rank: number, seq: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting */
+/** @typedef {{ peers: string[], rank: number, seq: number, bytes: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting */
 
 export class PeerSlots {
   /** @type {number} */
   #perPeer
-  /** @type {Map<string, number>} slots in use, by peer */
-  #used = new Map()
+  /** @type {Map<string, { n: number, owed: number }>} by peer: its slots in use, and the bytes still to come of their replies */
+  #load = new Map()
   /** @type {Waiting[]} most urgent first */
   #waiting = []
   #seq = 0
   /** @type {Map<string, number>} when the requests waiting for each peer last heard of its bytes */
   #heard = new Map()
 
-  /** @type {(peer: string) => boolean} */
+  /** @type {(peer: string) => number | null} */
   #spare
+  /** @type {(peer: string) => number} */
+  #rank
+  /** @type {number} */
+  #window
 
   /**
-   * @param {number} [perPeer]
-   * @param {(peer: string) => boolean} [spare] offered each freed slot before the waiting requests:
-   *   true when it handed it on (a request held up elsewhere took it: the count stays)
+   * @param {object} [o]
+   * @param {number} [o.perPeer] requests one channel carries at once, at most
+   * @param {number} [o.window] a channel takes another request while it owes fewer bytes than this
+   * @param {(peer: string) => number | null} [o.spare] offered each slot that frees before the waiting
+   *   requests: the bytes of the request held up elsewhere that took it, or null when none did
+   * @param {(peer: string) => number} [o.rank] how the caller ranks a candidate (lower is better): a
+   *   request goes to the best ranked of its free candidates, then the one that owes least
    */
-  constructor (perPeer = SLOTS_PER_PEER, spare = () => false) {
+  constructor ({ perPeer = SLOTS_PER_PEER, window = WINDOW_BYTES, spare = () => null, rank = () => 0 } = {}) {
     this.#perPeer = perPeer
+    this.#window = window
     this.#spare = spare
+    this.#rank = rank
+  }
+
+  /** @param {string} peer whether its channel takes another request now */
+  #free (peer) {
+    const l = this.#load.get(peer)
+    return !l || (l.n < this.#perPeer && l.owed < this.#window)
+  }
+
+  /** @param {string} peer @param {number} bytes a request takes one of its slots */
+  #hold (peer, bytes) {
+    const l = this.#load.get(peer)
+    if (!l) this.#load.set(peer, { n: 1, owed: bytes })
+    else {
+      l.n++
+      l.owed += bytes
+    }
   }
 
   /**
-   * A slot on the first of `peers` that has one free, now or once one frees.
-   * @param {string[]} peers candidates, preferred first
+   * A slot on the best of `peers` that takes a request now (see above), or on
+   * the first that does once it can.
+   * @param {string[]} peers candidates, preferred first among equals
    * @param {import('../../policy/hedge-rule.js').Priority} priority
-   * @param {{ signal: AbortSignal, onBytes: () => void }} how
+   * @param {{ signal: AbortSignal, onBytes: () => void, bytes?: number }} how `bytes`: the reply's size, as far as known
    * @returns {Promise<string | null>} the peer whose slot it holds (give it back), or null: aborted, or every candidate dropped
    */
-  take (peers, priority, { signal, onBytes }) {
-    // A free slot has nobody waiting for it: give() hands freed slots on at once.
-    const free = peers.find((p) => (this.#used.get(p) ?? 0) < this.#perPeer)
-    if (free !== undefined) {
-      this.#used.set(free, (this.#used.get(free) ?? 0) + 1)
-      return Promise.resolve(free)
+  take (peers, priority, { signal, onBytes, bytes = 0 }) {
+    // A free slot has nobody waiting for it: slots are handed on as they free.
+    let best
+    for (const p of peers) {
+      if (!this.#free(p)) continue
+      if (best === undefined || this.#better(p, best)) best = p
+    }
+    if (best !== undefined) {
+      this.#hold(best, bytes)
+      return Promise.resolve(best)
     }
     if (signal.aborted || !peers.length) return Promise.resolve(null)
     return new Promise((resolve) => {
-      const w = { peers, rank: RANK[priority], seq: this.#seq++, onBytes, resolve }
+      const w = { peers, rank: RANK[priority], seq: this.#seq++, bytes, onBytes, resolve }
       const at = this.#waiting.findIndex((o) => o.rank > w.rank)
       this.#waiting.splice(at === -1 ? this.#waiting.length : at, 0, w)
       signal.addEventListener('abort', () => this.#leave(w, null), { once: true })
     })
   }
 
-  /** @param {string} peer one of its slots is free again: a request held up elsewhere (spare), else the most urgent waiting for it, takes it */
-  give (peer) {
-    if (this.#spare(peer)) return
-    const w = this.#waiting.find((o) => o.peers.includes(peer))
-    if (w) return this.#leave(w, peer) // handed on: the count stays
-    const n = (this.#used.get(peer) ?? 1) - 1
-    if (n > 0) this.#used.set(peer, n)
-    else this.#used.delete(peer)
+  /** @param {string} a @param {string} b whether `a` beats `b`: ranked better, or as well and owing less */
+  #better (a, b) {
+    return (this.#rank(a) - this.#rank(b) || (this.#load.get(a)?.owed ?? 0) - (this.#load.get(b)?.owed ?? 0)) < 0
+  }
+
+  /**
+   * A request on `peer` has ended (or given its slot up unused).
+   * @param {string} peer
+   * @param {number} [unsent] bytes of its reply that did not come (all of them when it was not asked)
+   */
+  give (peer, unsent = 0) {
+    const l = this.#load.get(peer)
+    if (l && --l.n) l.owed = Math.max(0, l.owed - unsent)
+    else this.#load.delete(peer)
+    this.#fill(peer)
+  }
+
+  /**
+   * Bytes of a reply came from `peer` (counted against the request's size: at most what it said it owed).
+   * @param {string} peer
+   * @param {number} bytes
+   */
+  sent (peer, bytes) {
+    const l = this.#load.get(peer)
+    if (!l) return
+    const was = this.#free(peer)
+    l.owed = Math.max(0, l.owed - bytes)
+    if (!was) this.#fill(peer)
+  }
+
+  /** @param {string} peer its channel may take more: a request held up elsewhere (spare) first, then the most urgent waiting for it */
+  #fill (peer) {
+    while (this.#free(peer)) {
+      const spare = this.#spare(peer)
+      if (spare !== null) {
+        this.#hold(peer, spare)
+        continue
+      }
+      const w = this.#waiting.find((o) => o.peers.includes(peer))
+      if (!w) return
+      this.#hold(peer, w.bytes)
+      this.#leave(w, peer)
+    }
   }
 
   /**

@@ -618,6 +618,24 @@ test('a page\'s requests take a few slots per holder at a time, the viewport\'s 
   assert.deepEqual(done.slice(3, 6).sort(), ['v1', 'v2', 'v3'], 'then the viewport\'s, ahead of the earlier requests below the fold')
 })
 
+test('a small request waits for the channel that will be free first, not behind a large reply on another', { timeout: 10000 }, async () => {
+  // Two holders each sending a large reply, `fast` done long before `slow`: the small request
+  // made next is asked of `fast` as its reply ends, not queued behind `slow`'s.
+  const s = setup({ peers: { slow: { trickle: 400 }, fast: { trickle: 60 } } })
+  const hash = manifest.assets['/good.png'].hash
+  /** @type {string[]} */
+  const done = []
+  const get = (/** @type {string} */ label, /** @type {number} */ size) =>
+    s.peers.get('/good.png', { hash, size }, { signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => 'viewport', originMs: () => null, race () {} }).then((a) => {
+      done.push(`${label}:${a?.peer}`)
+    })
+  const large1 = get('large1', 300_000)
+  const large2 = get('large2', 300_000)
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  await Promise.all([large1, large2, get('small', good.length)])
+  assert.deepEqual(done, ['large2:fast', 'small:fast', 'large1:slow'])
+})
+
 test('hedging, savings first: the origin waits for peers past any deadline', { timeout: 10000 }, async () => {
   const s = setup({ peers: { late: { opensAfter: 200 } }, hedge: { hedge: 'savings', hedgeMinMs: 0, hedgeMaxMs: 20 } })
   s.clock.observe(1)

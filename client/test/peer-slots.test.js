@@ -1,7 +1,9 @@
 /**
  * Who goes next on the peers' channels (peer-slots.js): a few requests per
- * peer at once, the most urgent waiting request first, whichever holder frees
- * a slot first taking it, and nobody left waiting for a peer that was dropped.
+ * peer at once and no more than a window of bytes owed, the candidate that
+ * owes least, the most urgent waiting request first, whichever holder is
+ * nearly done first taking it, and nobody left waiting for a peer that was
+ * dropped.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -12,7 +14,7 @@ const how = (/** @type {AbortSignal} */ signal = new AbortController().signal, o
 const atOnce = (taken) => Promise.race([taken, Promise.resolve('waits')])
 
 test('each peer carries at most its slots; the preferred free holder is taken first', async () => {
-  const slots = new PeerSlots(2)
+  const slots = new PeerSlots({ perPeer: 2 })
   assert.equal(await slots.take(['a', 'b'], 'viewport', how()), 'a')
   assert.equal(await slots.take(['a', 'b'], 'viewport', how()), 'a')
   assert.equal(await slots.take(['a', 'b'], 'viewport', how()), 'b', 'a is full: the next holder')
@@ -22,7 +24,7 @@ test('each peer carries at most its slots; the preferred free holder is taken fi
 })
 
 test('a freed slot goes to the most urgent request waiting for that peer, then the oldest', async () => {
-  const slots = new PeerSlots(1)
+  const slots = new PeerSlots({ perPeer: 1 })
   await slots.take(['a'], 'viewport', how())
   /** @type {string[]} */
   const order = []
@@ -39,7 +41,7 @@ test('a freed slot goes to the most urgent request waiting for that peer, then t
 })
 
 test('work goes to whichever holder frees a slot first', async () => {
-  const slots = new PeerSlots(1)
+  const slots = new PeerSlots({ perPeer: 1 })
   await slots.take(['a'], 'viewport', how())
   await slots.take(['b'], 'viewport', how())
   const waiting = slots.take(['a', 'b'], 'later', how())
@@ -48,7 +50,7 @@ test('work goes to whichever holder frees a slot first', async () => {
 })
 
 test('a waiting request hears of its holders\' bytes, not of others\', at most once per 10 ms', async () => {
-  const slots = new PeerSlots(1)
+  const slots = new PeerSlots({ perPeer: 1 })
   await slots.take(['a'], 'viewport', how())
   await slots.take(['b'], 'viewport', how())
   let heard = 0
@@ -65,7 +67,7 @@ test('a waiting request hears of its holders\' bytes, not of others\', at most o
 })
 
 test('an aborted wait gives null and leaves the queue; a dropped peer leaves nobody waiting on it alone', async () => {
-  const slots = new PeerSlots(1)
+  const slots = new PeerSlots({ perPeer: 1 })
   await slots.take(['a'], 'viewport', how())
   await slots.take(['b'], 'viewport', how())
   const stop = new AbortController()
@@ -86,7 +88,7 @@ test('an aborted wait gives null and leaves the queue; a dropped peer leaves nob
 })
 
 test('a peer gone quiet is avoided by the requests that have another holder, not by those that have none', async () => {
-  const slots = new PeerSlots(1)
+  const slots = new PeerSlots({ perPeer: 1 })
   await slots.take(['quiet'], 'viewport', how())
   await slots.take(['b'], 'viewport', how())
   const either = slots.take(['quiet', 'b'], 'viewport', how())
@@ -102,7 +104,7 @@ test('a freed slot is offered first to a request held up elsewhere (spare), then
   /** @type {string[]} */
   const offered = []
   let takes = true
-  const slots = new PeerSlots(1, (peer) => { offered.push(peer); return takes })
+  const slots = new PeerSlots({ perPeer: 1, spare: (peer) => { offered.push(peer); return takes ? 0 : null } })
   await slots.take(['a'], 'viewport', how())
   const waiting = slots.take(['a'], 'viewport', how())
   slots.give('a')
@@ -111,4 +113,28 @@ test('a freed slot is offered first to a request held up elsewhere (spare), then
   slots.give('a')
   assert.equal(await waiting, 'a', 'then the waiting one')
   assert.deepEqual(offered, ['a', 'a'])
+})
+
+test('a channel owing a window of bytes takes no more until they come: the next request goes as its reply nears its end', async () => {
+  const slots = new PeerSlots({ perPeer: 3, window: 100 })
+  assert.equal(await slots.take(['a'], 'viewport', { ...how(), bytes: 250 }), 'a', 'an idle channel takes any request')
+  const next = slots.take(['a'], 'viewport', { ...how(), bytes: 40 })
+  assert.equal(await atOnce(next), 'waits', 'a owes 250 bytes: the next waits')
+  slots.sent('a', 100)
+  assert.equal(await atOnce(next), 'waits', 'still 150 owed')
+  slots.sent('a', 60)
+  assert.equal(await next, 'a', '90 owed: under the window, the next is asked for while the last ends')
+  assert.equal(await atOnce(slots.take(['a'], 'viewport', how(new AbortController().signal))), 'waits', 'a owes 90 + 40 now: over the window again')
+})
+
+test('a request goes to the candidate that owes least among the best ranked, ahead of the preferred order', async () => {
+  const rank = new Map([['quiet', 1]])
+  const slots = new PeerSlots({ perPeer: 3, window: 1000, rank: (p) => rank.get(p) ?? 0 })
+  assert.equal(await slots.take(['a', 'b', 'c'], 'viewport', { ...how(), bytes: 300 }), 'a')
+  assert.equal(await slots.take(['a', 'b', 'c'], 'viewport', { ...how(), bytes: 50 }), 'b', 'a owes 300: b, which owes nothing')
+  assert.equal(await slots.take(['a', 'b', 'c'], 'viewport', { ...how(), bytes: 20 }), 'c')
+  assert.equal(await slots.take(['a', 'b', 'c'], 'viewport', { ...how(), bytes: 40 }), 'c', 'c owes 20, b 50')
+  assert.equal(await slots.take(['quiet', 'a', 'b'], 'viewport', { ...how(), bytes: 40 }), 'b', 'a quiet holder owing nothing comes after those ranked better')
+  slots.give('a', 300)
+  assert.equal(await slots.take(['b', 'a'], 'viewport', { ...how(), bytes: 40 }), 'a', 'a\'s request ended, its bytes not come: it owes nothing again')
 })
