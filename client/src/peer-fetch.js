@@ -54,7 +54,13 @@ export class PeerFetch {
    * Which holder's channel carries each request, and when (peer-slots.js): holders that went quiet on
    * this page asked last, those with a channel open or opening first, then the one that owes least.
    */
-  #slots = new PeerSlots({ spare: (peer) => this.#spare(peer), rank: (peer) => this.#rank(peer) })
+  #slots = new PeerSlots({
+    spare: (peer) => this.#spare(peer),
+    rank: (peer) => this.#rank(peer),
+    // What a channel carries in a round trip, so that a far holder's replies too follow each other
+    // without a gap. No more: what one channel has taken, another that ends sooner cannot.
+    window: () => Math.max(WINDOW_BYTES, (this.#peerRate ?? 0) * (this.#turnMs ?? 0))
+  })
 
   /** @type {Set<{ peers: string[], bytes: number, go: (peer: string) => void }>} requests waiting for a holder's channel to open, their other holders, and their size */
   #unopened = new Set()
@@ -74,6 +80,13 @@ export class PeerFetch {
    * @type {number | null}
    */
   #peerRate = null
+  /**
+   * How long a request sent on an idle channel took to bring its reply's
+   * first byte, smoothed (ms, null before any did): a round trip and the
+   * holder's read.
+   * @type {number | null}
+   */
+  #turnMs = null
 
   /**
    * @param {object} o
@@ -317,11 +330,13 @@ export class PeerFetch {
     let answered = false
     /** @type {number | undefined} when the first byte of its own reply came */
     let replying
+    const idle = transfer.idle
     try {
       const asset = await transfer.request(hash, maxBytes, {
         signal: attempt.signal,
         onBytes: (n, mine) => {
           if (mine) {
+            if (replying === undefined && idle) this.#turnMs = smooth(this.#turnMs, performance.now() - sent)
             replying ??= performance.now()
             own(n)
           }

@@ -4,9 +4,10 @@
  * each channel in the order they were made, and the viewport's small images
  * would wait behind a large one on one channel while another channel stood
  * idle. Instead a channel takes a request only while what it still owes the
- * page (the bytes of its requests not yet come) is under WINDOW_BYTES, at
- * most SLOTS_PER_PEER at a time, or when it carries none: enough that the
- * next reply is asked for before the last one ends, and no more. A request
+ * page (the bytes of its requests not yet come) is under a window (what it
+ * carries in a round trip, WINDOW_BYTES at least), at most
+ * SLOTS_PER_PEER at a time, or when it carries none: enough that the next
+ * reply is asked for before the last one ends, and no more. A request
  * goes to the candidate that owes the least, among those the caller ranks
  * best (open channels before new ones, quiet holders last), and otherwise
  * waits here for the first of its holders to take one more, the most urgent
@@ -20,9 +21,10 @@
 /** Requests one peer's channel carries at once, at most. */
 export const SLOTS_PER_PEER = 3
 /**
- * A channel that owes less than this takes another request (bytes): the next
- * reply is asked for this much before the last one ends, a round trip's worth
- * at a few MB/s, so a holder's replies follow each other without a gap.
+ * A channel that owes less than this takes another request (bytes), at
+ * least: the next reply is asked for this much before the last one ends, so
+ * a holder's replies follow each other without a gap. The caller widens it
+ * to what its channels carry in a round trip (peer-fetch.js).
  */
 export const WINDOW_BYTES = 64 << 10
 
@@ -49,19 +51,19 @@ export class PeerSlots {
   #spare
   /** @type {(peer: string) => number} */
   #rank
-  /** @type {number} */
+  /** @type {() => number} */
   #window
 
   /**
    * @param {object} [o]
    * @param {number} [o.perPeer] requests one channel carries at once, at most
-   * @param {number} [o.window] a channel takes another request while it owes fewer bytes than this
+   * @param {() => number} [o.window] a channel takes another request while it owes fewer bytes than this
    * @param {(peer: string) => number | null} [o.spare] offered each slot that frees before the waiting
    *   requests: the bytes of the request held up elsewhere that took it, or null when none did
    * @param {(peer: string) => number} [o.rank] how the caller ranks a candidate (lower is better): a
    *   request goes to the best ranked of its free candidates, then the one that owes least
    */
-  constructor ({ perPeer = SLOTS_PER_PEER, window = WINDOW_BYTES, spare = () => null, rank = () => 0 } = {}) {
+  constructor ({ perPeer = SLOTS_PER_PEER, window = () => WINDOW_BYTES, spare = () => null, rank = () => 0 } = {}) {
     this.#perPeer = perPeer
     this.#window = window
     this.#spare = spare
@@ -71,7 +73,7 @@ export class PeerSlots {
   /** @param {string} peer whether its channel takes another request now */
   #free (peer) {
     const l = this.#load.get(peer)
-    return !l || (l.n < this.#perPeer && l.owed < this.#window)
+    return !l || (l.n < this.#perPeer && l.owed < this.#window())
   }
 
   /** @param {string} peer @param {number} bytes a request takes one of its slots */

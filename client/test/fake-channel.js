@@ -3,7 +3,9 @@
  * messages arrive asynchronously, binary ones as ArrayBuffer copies, and
  * `bufferedAmount` grows on send and drains on delivery, firing
  * `bufferedamountlow` when it crosses the threshold — enough to exercise
- * framing and backpressure without WebRTC.
+ * framing and backpressure without WebRTC. A channel given a `link` sends
+ * over a line of that rate and one-way latency: each message leaves once the
+ * line has carried the ones before it, and arrives `latencyMs` later.
  */
 export class FakeChannel extends EventTarget {
   constructor () {
@@ -23,6 +25,12 @@ export class FakeChannel extends EventTarget {
     this.tap = null
     /** whether it fires `bufferedamountlow` (node-webrtc never does) */
     this.lowEventsFire = true
+    /** @type {{ latencyMs: number, bytesPerMs: number } | null} the line it sends over (null: at once) */
+    this.link = null
+    /** when the line is free of what was sent before (performance.now()) */
+    this.lineFree = 0
+    /** @type {{ at: number, deliver: () => void }[]} messages on the line, and when each arrives */
+    this.onLine = []
   }
 
   /**
@@ -49,17 +57,42 @@ export class FakeChannel extends EventTarget {
     const size = typeof out === 'string' ? out.length : out.byteLength
     this.bufferedAmount += size
     this.maxBuffered = Math.max(this.maxBuffered, this.bufferedAmount)
-    setImmediate(() => {
+    const drained = () => {
       const before = this.bufferedAmount
       this.bufferedAmount -= size
       if (this.lowEventsFire && before > this.bufferedAmountLowThreshold && this.bufferedAmount <= this.bufferedAmountLowThreshold) {
         this.lowEvents++
         this.dispatchEvent(new Event('bufferedamountlow'))
       }
+    }
+    const deliver = () => {
       if (this.peer?.readyState !== 'open') return
       const event = Object.assign(new Event('message'), { data: typeof out === 'string' ? out : out.buffer })
       this.peer.dispatchEvent(event)
-    })
+    }
+    if (!this.link) {
+      setImmediate(() => {
+        drained()
+        deliver()
+      })
+      return
+    }
+    const now = performance.now()
+    this.lineFree = Math.max(now, this.lineFree) + size / this.link.bytesPerMs
+    setTimeout(drained, this.lineFree - now)
+    this.onLine.push({ at: this.lineFree + this.link.latencyMs, deliver })
+    if (this.onLine.length === 1) this.#arrive()
+  }
+
+  /** Deliver what is due on the line, in the order sent; wait for the next. */
+  #arrive () {
+    const next = this.onLine[0]
+    if (!next) return
+    setTimeout(() => {
+      const now = performance.now()
+      while (this.onLine.length && this.onLine[0].at <= now) /** @type {{ deliver: () => void }} */ (this.onLine.shift()).deliver()
+      this.#arrive()
+    }, Math.max(0, next.at - performance.now()))
   }
 
   close () {

@@ -116,7 +116,7 @@ test('a freed slot is offered first to a request held up elsewhere (spare), then
 })
 
 test('a channel owing a window of bytes takes no more until they come: the next request goes as its reply nears its end', async () => {
-  const slots = new PeerSlots({ perPeer: 3, window: 100 })
+  const slots = new PeerSlots({ perPeer: 3, window: () => 100 })
   assert.equal(await slots.take(['a'], 'viewport', { ...how(), bytes: 250 }), 'a', 'an idle channel takes any request')
   const next = slots.take(['a'], 'viewport', { ...how(), bytes: 40 })
   assert.equal(await atOnce(next), 'waits', 'a owes 250 bytes: the next waits')
@@ -129,7 +129,7 @@ test('a channel owing a window of bytes takes no more until they come: the next 
 
 test('a request goes to the candidate that owes least among the best ranked, ahead of the preferred order', async () => {
   const rank = new Map([['quiet', 1]])
-  const slots = new PeerSlots({ perPeer: 3, window: 1000, rank: (p) => rank.get(p) ?? 0 })
+  const slots = new PeerSlots({ perPeer: 3, window: () => 1000, rank: (p) => rank.get(p) ?? 0 })
   assert.equal(await slots.take(['a', 'b', 'c'], 'viewport', { ...how(), bytes: 300 }), 'a')
   assert.equal(await slots.take(['a', 'b', 'c'], 'viewport', { ...how(), bytes: 50 }), 'b', 'a owes 300: b, which owes nothing')
   assert.equal(await slots.take(['a', 'b', 'c'], 'viewport', { ...how(), bytes: 20 }), 'c')
@@ -137,4 +137,13 @@ test('a request goes to the candidate that owes least among the best ranked, ahe
   assert.equal(await slots.take(['quiet', 'a', 'b'], 'viewport', { ...how(), bytes: 40 }), 'b', 'a quiet holder owing nothing comes after those ranked better')
   slots.give('a', 300)
   assert.equal(await slots.take(['b', 'a'], 'viewport', { ...how(), bytes: 40 }), 'a', 'a\'s request ended, its bytes not come: it owes nothing again')
+})
+
+test('the window is read as it is needed: a channel that carries more in a round trip is sent more ahead', async () => {
+  let window = 100
+  const slots = new PeerSlots({ perPeer: 3, window: () => window })
+  await slots.take(['a'], 'viewport', { ...how(), bytes: 250 })
+  assert.equal(await atOnce(slots.take(['a'], 'viewport', { ...how(new AbortController().signal), bytes: 40 })), 'waits', '250 owed, over a 100-byte window')
+  window = 1000
+  assert.equal(await atOnce(slots.take(['a'], 'viewport', { ...how(), bytes: 40 })), 'a', 'under a window of 1000')
 })
