@@ -174,7 +174,8 @@ export class PeerFetch {
       this.#probed = true
     }
     const turn = this.#turn++ % (holders.length || 1)
-    const order = [...holders.slice(turn), ...holders.slice(0, turn)].sort((a, b) => this.#rank(a) - this.#rank(b))
+    // Each request starts at the next holder; among them the slots rank (#rank) and weigh (bytes owed).
+    const order = [...holders.slice(turn), ...holders.slice(0, turn)]
     /** @type {Set<string>} */
     const tried = new Set()
     // The first holder handed the request over an open channel starts the hedge's quiet time again
