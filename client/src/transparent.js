@@ -89,16 +89,20 @@ export function startTransparent (config) {
     opened()
   })
 
+  /** @param {import('./worker-messages.js').Held} m what the worker's store holds now, or what changed */
+  const holding = (m) => {
+    held = m.all ?? [...m.add ?? [], ...held.filter((h) => !m.remove?.includes(h) && !m.add?.includes(h))]
+    storedBytes = m.bytes
+    opened()
+    peers.changed()
+  }
+
   sw?.addEventListener('message', (e) => {
     const m = /** @type {WorkerMessage | undefined} */ (e.data)
     switch (m?.maygh) {
       case 'get': return answer(e.ports[0], m)
       case 'ping': return hello()
-      case 'held':
-        held = m.all ?? [...m.add ?? [], ...held.filter((h) => !m.remove?.includes(h) && !m.add?.includes(h))]
-        storedBytes = m.bytes
-        opened()
-        return peers.changed()
+      case 'held': return holding(m)
       case 'via': return relay?.via(m)
       case 'frame': return relay?.frame(m.msg)
       case 'loaded': return stats.loaded(m.e)
@@ -179,7 +183,9 @@ export function startTransparent (config) {
       await api.ready
       await loadedPage()
       await adopted
-      await registered.then(() => ask({ maygh: 'idle' }), () => {})
+      // Its holdings as the worker's reply says (its 'held' news may still be on the way), announced.
+      const now = await registered.then(() => ask({ maygh: 'idle' }), () => null)
+      if (now?.maygh === 'held') holding(now)
       await peers.synced()
     }
   }

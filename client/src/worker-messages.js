@@ -70,6 +70,7 @@
  * @typedef {StoredAsset | null} ReadReply
  * @typedef {{ maygh: 'adopt', urls: string[] }} Adopt
  * @typedef {{ maygh: 'idle' }} Idle
+ * @typedef {Held} IdleReply once nothing is in flight: what the store holds then
  * @typedef {Hello | Later | PeersUp | Read | Adopt | Idle | Frame} PageMessage what a page sends its worker
  */
 

@@ -481,7 +481,8 @@ sw.addEventListener('message', (event) => {
         await loader.settled()
         await Promise.allSettled([...adopting])
       } while (loader.active.size || adopting.size)
-      port.postMessage(null)
+      // What it holds now: the page's 'held' news goes another way and may come after this reply.
+      port.postMessage(/** @satisfies {import('./worker-messages.js').IdleReply} */ ({ maygh: 'held', all: cache.hashes(), bytes: cache.bytes }))
     })())
   }
 })
