@@ -21,6 +21,10 @@ import { originMs } from '../../policy/hedge-rule.js'
  *   plain GET of the URL (`headers`: more request headers, as a piece's `range`)
  * @property {() => import('../../policy/hedge-rule.js').Priority} [priority] how the page needs it (default: in the viewport);
  *   read at each hedge check, since the worker learns it from the page's `hello`
+ * @property {(answer: Response) => void} [stream] given the origin's answer as it begins, once the
+ *   origin is its only source (hedge.js `commit`: peers gave up, or sent nothing for the deadline), to be
+ *   passed on as its bytes come (the worker's response to its page); the load still resolves with all of
+ *   them once the last has come, and checks and stores them as ever
  * @property {(bytes: Uint8Array<ArrayBuffer>) => Promise<unknown>} [keep] where its verified bytes are kept
  *   (default: the store, as the asset the name names; a piece goes to its asset's: piece-stream.js)
  */
@@ -123,13 +127,20 @@ export class Loader {
     }
 
     const href = new URL(url, location.href).href
-    /** @param {AbortSignal} signal */
-    const fromOrigin = async (signal) => {
+    /** @param {AbortSignal} signal @param {() => boolean} [commit] whether the origin is the only source now (hedge.js) */
+    const fromOrigin = async (signal, commit = () => true) => {
       const res = await this.origin(href, via, signal)
+      const type = name.type || res.headers.get('content-type') || ''
+      let body = res
+      if (via.stream && res.body && commit()) {
+        const [passed, own] = res.body.tee()
+        via.stream(new Response(passed, { headers: passedHeaders(res, type) }))
+        body = new Response(own)
+      }
       const t1 = performance.now()
-      const bytes = new Uint8Array(await res.arrayBuffer())
+      const bytes = new Uint8Array(await body.arrayBuffer())
       clock.observeBody(bytes.length, performance.now() - t1)
-      return { bytes, type: name.type || res.headers.get('content-type') || '', peer: '' }
+      return { bytes, type, peer: '' }
     }
     let won
     try {
@@ -179,6 +190,18 @@ export class Loader {
     this.o.clock.observe(performance.now() - t0)
     return res
   }
+}
+
+/**
+ * The headers of an origin answer passed on as it comes: its type, and its
+ * length where the body is not decoded on the way (a `content-encoding`'s
+ * length is of the encoded bytes).
+ * @param {Response} res
+ * @param {string} type
+ */
+function passedHeaders (res, type) {
+  const length = res.headers.get('content-length')
+  return { 'content-type': type, ...(length !== null && !res.headers.has('content-encoding') && { 'content-length': length }) }
 }
 
 /**

@@ -305,25 +305,30 @@ async function respond (req, clientId) {
 async function wholeAsset (req, name, clientId) {
   /** @type {Response | null} the origin's answer, kept in case it is a failure to pass on */
   let answer = null
-  try {
-    const { bytes, type } = await loader.named(req.url, name, {
-      stats: statsFor(clientId),
-      peers: peersOf(clientId),
-      origin: async (signal) => (answer = await fetch(req, { signal })),
-      priority: () => {
-        const page = pageOf(clientId)
-        // Before its hello, a page is presumed to place its images while /held can tell whether
-        // anybody holds them (what nobody holds goes to the origin as soon as it says so; when it
-        // cannot say, the request races the origin as ever), and only until its hello is late.
-        const placed = page.said || presumedPlacing(page, name.hash)
-        return priorityOf(req.destination, placed && belowFold(page.placement, req.url))
-      }
-    })
-    return new Response(bytes, { headers: { 'content-type': type, 'content-length': String(bytes.length) } })
-  } catch {
+  /** @type {(res: Response) => void} */
+  let passOn = () => {}
+  // The origin's answer as it comes, once the origin is the only source (loader.js `stream`) …
+  const streamed = new Promise((resolve) => { passOn = resolve })
+  // … else the bytes once whole, from wherever they came.
+  const whole = loader.named(req.url, name, {
+    stats: statsFor(clientId),
+    peers: peersOf(clientId),
+    origin: async (signal) => (answer = await fetch(req, { signal })),
+    stream: passOn,
+    priority: () => {
+      const page = pageOf(clientId)
+      // Before its hello, a page is presumed to place its images while /held can tell whether
+      // anybody holds them (what nobody holds goes to the origin as soon as it says so; when it
+      // cannot say, the request races the origin as ever), and only until its hello is late.
+      const placed = page.said || presumedPlacing(page, name.hash)
+      return priorityOf(req.destination, placed && belowFold(page.placement, req.url))
+    }
+  }).then(
+    ({ bytes, type }) => new Response(bytes, { headers: { 'content-type': type, 'content-length': String(bytes.length) } }),
     // Failed everywhere: the page gets what the origin said (a 404, say), or a network error.
-    return answer ?? Response.error()
-  }
+    () => answer ?? Response.error()
+  )
+  return Promise.race([streamed, whole])
 }
 
 /**

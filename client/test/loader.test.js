@@ -40,6 +40,8 @@ const manifest = {
     '/stale.png': { hash: sriHash(randomBytes(10_000)), size: 10_000, type: 'image/png' }
   }
 }
+/** @type {{ release: () => void }[]} requests for /trickled.png: its first KB sent, the rest held until released */
+let trickled = []
 /** @type {Record<string, number>} origin requests by path */
 let hits = {}
 /** @type {import('node:http').Server} */
@@ -50,7 +52,12 @@ before(async () => {
     const path = /** @type {string} */ (req.url)
     hits[path] = (hits[path] ?? 0) + 1
     if (path === '/maygh-manifest.json') {
-      res.end(JSON.stringify({ ...manifest, assets: { ...manifest.assets, '/slow.png': manifest.assets['/good.png'] } }))
+      res.end(JSON.stringify({ ...manifest, assets: { ...manifest.assets, '/slow.png': manifest.assets['/good.png'], '/trickled.png': manifest.assets['/good.png'] } }))
+      return
+    }
+    if (path === '/trickled.png') {
+      res.writeHead(200, { 'content-length': String(good.length) }).write(good.subarray(0, 1000))
+      trickled.push({ release: () => res.end(good.subarray(1000)) })
       return
     }
     if (path === '/slow.png') {
@@ -82,12 +89,17 @@ after(() => {
  * (one frame of good.png, nothing for `ms`, then the rest). `signaling` replaces the
  * stand-in coordinator connection (then `holders` is unused). The hedge
  * deadline is a minute unless `hedgeMs` says otherwise (`latency`: one
- * deadline for every request), or `hedge` gives the rule's settings.
- * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../../policy/hedge-rule.js').HedgeSettings, reach?: Reach }} [o]
+ * deadline for every request), or `hedge` gives the rule's settings. With
+ * `stream`, the origin's answer is passed on as it begins once it is the
+ * only source, as the worker does (`streamed`), else not (as in a page).
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../../policy/hedge-rule.js').HedgeSettings, reach?: Reach, stream?: boolean }} [o]
  */
 function setup (o = {}) {
   hits = {}
   slow = []
+  trickled = []
+  /** @type {Response[]} origin answers passed on as they began */
+  const streamed = []
   const stored = new Map(Object.entries(o.cached ?? {}).map(([h, bytes]) => [h, { bytes, type: 'image/png' }]))
   const cache = {
     stored,
@@ -188,17 +200,19 @@ function setup (o = {}) {
   const clock = new OriginClock(o.hedge ?? { hedge: 'latency', hedgeMinMs: o.hedgeMs ?? 60000, hedgeMaxMs: o.hedgeMs ?? 60000 })
   const core = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock })
   /** @type {import('../src/loader.js').Via} */
-  const via = { stats, peers: (url, name, how) => peers.get(url, name, how) }
+  const via = { stats, peers: (url, name, how) => peers.get(url, name, how), ...(o.stream && { stream: (/** @type {Response} */ res) => { streamed.push(res) } }) }
   const loader = {
     load: (/** @type {string} */ url, /** @type {import('../../policy/hedge-rule.js').Priority | (() => import('../../policy/hedge-rule.js').Priority) | undefined} */ priority = undefined) =>
       core.load(url, priority ? { ...via, priority: typeof priority === 'function' ? priority : () => priority } : via),
     settled: () => core.settled(),
     active: core.active
   }
-  return { loader, peers, pool, cache, stats, events, asked, sent, dropped, cancelled, clock, inFlight }
+  return { loader, peers, pool, cache, stats, events, asked, sent, dropped, cancelled, clock, inFlight, streamed }
 }
 
 const bytesOf = async (/** @type {Blob} */ blob) => Buffer.from(await blob.arrayBuffer())
+/** @param {() => boolean} ok resolves once it holds (checked every 5 ms) */
+const until = async (ok) => { while (!ok()) await new Promise((resolve) => setTimeout(resolve, 5)) }
 
 test('a peer\'s verified bytes are used and stored; the origin is not asked', async () => {
   const { loader, cache, stats } = setup({ peers: { p1: good } })
@@ -503,6 +517,40 @@ test('hedging: a silent holder costs the hedge deadline, not the stall timeout; 
   assert.deepEqual(s.cancelled, ['quiet'], 'the losing peer request was cancelled')
   await s.loader.settled()
   assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash))
+})
+
+test('hedging: an origin that answers while peers are quiet is the only source from then on: its answer is passed on before its last byte, the peer request is called off, and all its bytes are still checked and stored', { timeout: 10000 }, async () => {
+  const s = setup({ peers: { quiet: 'silent' }, hedgeMs: 50, stream: true })
+  const load = s.loader.load('/trickled.png')
+  await until(() => s.streamed.length === 1)
+  const reader = /** @type {ReadableStream<Uint8Array>} */ (s.streamed[0].body).getReader()
+  const first = await reader.read()
+  assert.deepEqual(Buffer.from(/** @type {Uint8Array} */ (first.value)), good.subarray(0, 1000), 'the first KB, while the origin holds the rest')
+  assert.equal(s.streamed[0].headers.get('content-length'), String(good.length))
+  await until(() => s.cancelled.length === 1)
+  assert.deepEqual(s.cancelled, ['quiet'], 'the holder was called off as the origin began to answer')
+  trickled[0].release()
+  /** @type {Uint8Array[]} */
+  const rest = []
+  for (let r = await reader.read(); !r.done; r = await reader.read()) rest.push(r.value)
+  assert.deepEqual(Buffer.concat([first.value, ...rest].map((b) => Buffer.from(/** @type {Uint8Array} */ (b)))), good)
+  assert.deepEqual(await bytesOf(await load), good)
+  assert.equal(s.stats.counts.origin.count, 1)
+  await s.loader.settled()
+  assert.ok(s.cache.stored.has(manifest.assets['/good.png'].hash), 'verified and stored')
+})
+
+test('hedging: an origin that answers while a peer\'s bytes flow is not passed on as it comes: the first complete copy wins, and the peer\'s is not thrown away', { timeout: 10000 }, async () => {
+  const reach = new Reach(undefined)
+  for (let i = 0; i < UNREACHED_AFTER; i++) reach.miss()
+  // Unreached: the origin is asked at once (race) and begins to answer at once, while the peer's
+  // frames come every 10 ms until 200 ms; the origin's last byte would come at 400 ms.
+  const s = setup({ peers: { steady: { trickle: 200 } }, hedgeMs: 1000, stream: true, reach })
+  const load = s.loader.load('/trickled.png')
+  setTimeout(() => trickled[0]?.release(), 400)
+  assert.deepEqual(await bytesOf(await load), good)
+  assert.equal(s.stats.counts.peer.count, 1, 'the peer won')
+  assert.equal(s.streamed.length, 0, 'the origin was never the only source')
 })
 
 test('hedging: a holder quiet for the deadline is passed over for the next, which wins over the slow origin; it is asked last from then on, and not reported', { timeout: 10000 }, async () => {
