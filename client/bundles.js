@@ -47,7 +47,7 @@
  * (peer-slots.js): about 0.25 KB to each page script, and maygh.js's budget
  * is 14 KB since (13.5 KB before). Then the origin's answer passed on to
  * the page as it comes once the origin is a request's only source (hedge.js
- * `commit`): about 0.15 KB to the worker, whose budget is 11 KB since.
+ * `commit`): about 0.1 KB to the worker, whose budget is 11 KB since.
  */
 export const GZIP_BUDGETS = Object.freeze({
   'maygh.js': 14336,

@@ -6,12 +6,13 @@
  * deadline, which the hedge rule (policy/hedge-rule.js, shared with the simulator)
  * sets from the request and the origin's observed speed. The first result
  * wins; the loser's signal aborts (an origin fetch is cancelled, a peer
- * request sends `cancel`). An origin that begins to answer while peers have
- * given up, or have sent nothing for the deadline, is the only source from
- * then on (`commit`): the peers are stopped, and its bytes may be passed on
- * as they come rather than once the last has (loader.js `stream`). While a
- * peer's bytes flow, the first complete copy still wins: a transfer nearly
- * done is not thrown away for the origin's.
+ * request sends `cancel`). An origin that begins to answer once peers have
+ * given up (nobody holds it, no coordinator, every holder failed or would
+ * lose: the same who-wins as ever) is the only source (`commit`), and its
+ * bytes may be passed on as they come rather than once the last has
+ * (loader.js `stream`). While peers are still at it, quiet or not, the first
+ * complete copy wins: a far origin's large image may yet lose to a holder
+ * whose channel opened late, and a transfer nearly done is not thrown away.
  */
 import { hedgeDeadline, smooth } from '../../policy/hedge-rule.js'
 
@@ -61,7 +62,7 @@ export class OriginClock {
  *   page placed it in view): the new one counts from now, but ends no later than the old one would have;
  *   `race` to ask the origin now, whatever the deadline (the first complete copy still wins)
  * @param {(signal: AbortSignal, commit: () => boolean) => Promise<T>} origin its `commit()`, called as
- *   its answer begins: whether it is the only source from now on (the peers are stopped then)
+ *   its answer begins: whether it is the only source from now on (peers gave up)
  * @param {() => number} deadline ms, read again at each check (what the rule knows of the request may grow)
  * @returns {Promise<{ value: T, from: 'peer' | 'origin', asked?: Asked }>} `asked`: why the origin was
  *   asked, when it was (`race`: at once, by `race()`; `deadline`: peers quiet for the deadline; `peers`:
@@ -74,8 +75,6 @@ export function hedge (peers, origin, deadline) {
     let quietSince = performance.now()
     let settled = false
     let peersDone = false
-    /** whether the origin is the only source (commit) */
-    let committed = false
     /** @type {unknown} */
     let originFailed = null
     /** @type {Asked | undefined} */
@@ -105,14 +104,7 @@ export function hedge (peers, origin, deadline) {
         fail()
       })
     }
-    const commit = () => {
-      if (settled) return false
-      if (!committed && !peersDone && performance.now() - quietSince < deadline()) return false
-      committed = true
-      clearTimeout(timer)
-      fromPeers.abort(new DOMException('the origin is the only source', 'AbortError'))
-      return true
-    }
+    const commit = () => !settled && peersDone
     const check = () => {
       // The deadline first: reading it may restart the quiet time (a request its page now places in view).
       const ms = deadline()
@@ -133,6 +125,6 @@ export function hedge (peers, origin, deadline) {
     const sooner = (/** @type {number} */ fromMs, /** @type {number} */ toMs) => {
       quietSince = Math.min(performance.now(), quietSince + fromMs - toMs)
     }
-    peers({ signal: fromPeers.signal, onBytes, sooner, race: () => startOrigin('race') }).then((v) => v && !committed ? win(v, 'peer') : peersGaveUp(), peersGaveUp)
+    peers({ signal: fromPeers.signal, onBytes, sooner, race: () => startOrigin('race') }).then((v) => v ? win(v, 'peer') : peersGaveUp(), peersGaveUp)
   })
 }

@@ -22,7 +22,7 @@ import { originMs } from '../../policy/hedge-rule.js'
  * @property {() => import('../../policy/hedge-rule.js').Priority} [priority] how the page needs it (default: in the viewport);
  *   read at each hedge check, since the worker learns it from the page's `hello`
  * @property {(answer: Response) => void} [stream] given the origin's answer as it begins, once the
- *   origin is its only source (hedge.js `commit`: peers gave up, or sent nothing for the deadline), to be
+ *   origin is its only source (hedge.js `commit`: peers gave up), to be
  *   passed on as its bytes come (the worker's response to its page); the load still resolves with all of
  *   them once the last has come, and checks and stores them as ever
  * @property {(bytes: Uint8Array<ArrayBuffer>) => Promise<unknown>} [keep] where its verified bytes are kept
