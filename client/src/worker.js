@@ -313,7 +313,10 @@ async function wholeAsset (req, name, clientId) {
   const whole = loader.named(req.url, name, {
     stats: statsFor(clientId),
     peers: peersOf(clientId),
-    origin: async (signal) => (answer = await fetch(req, { signal })),
+    // A request of the worker's own for the URL, not the page's request passed on: Firefox held the
+    // page's (its 7th–10th images of a first visit) ~500 ms for one of its 6 connections to the origin
+    // in 1–3 visits of 10, the worker's own in none of 30 (bench/page-load.js, README).
+    origin: async (signal) => (answer = await fetch(req.url, { signal, credentials: 'same-origin' })),
     stream: passOn,
     priority: () => {
       const page = pageOf(clientId)
