@@ -423,6 +423,9 @@ async function fromPage (client, url, name, { signal, onBytes, deadline, priorit
   })
 }
 
+/** @returns {import('./worker-messages.js').Held} all the store holds now (a page's hello, and the reply to its `idle`) */
+const holdings = () => ({ maygh: 'held', all: cache.hashes(), bytes: cache.bytes })
+
 /** @param {WorkerMessage} msg to every page of ours */
 function tell (msg) {
   sw.clients.matchAll({ type: 'window' }).then((all) => { for (const c of all) toPage(c, msg) }, () => {})
@@ -457,7 +460,7 @@ sw.addEventListener('message', (event) => {
       })
     }
     clock.observe(m.ttfb)
-    event.waitUntil(cacheReady.then(() => toPage(source, { maygh: 'held', all: cache.hashes(), bytes: cache.bytes })))
+    event.waitUntil(cacheReady.then(() => toPage(source, holdings())))
   } else if (m?.maygh === 'later') {
     if (source && Array.isArray(m.urls)) {
       pageOf(source.id).placement = { below: new Set(m.urls.map(String)), above: new Set(Array.isArray(m.above) ? m.above.map(String) : []), placing: m.placing === true }
@@ -490,7 +493,7 @@ sw.addEventListener('message', (event) => {
         await Promise.allSettled([...adopting])
       } while (loader.active.size || adopting.size)
       // What it holds now: the page's 'held' news goes another way and may come after this reply.
-      port.postMessage(/** @satisfies {import('./worker-messages.js').IdleReply} */ ({ maygh: 'held', all: cache.hashes(), bytes: cache.bytes }))
+      port.postMessage(holdings())
     })())
   }
 })
