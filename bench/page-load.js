@@ -22,6 +22,9 @@
  *                  (`stats().served`, summed over the answering holders) that the
  *                  visitor did not count as received from peers (`peer.bytes`:
  *                  replies to cancelled requests, races the origin won), ÷ served
+ *   udp            UDP datagrams the namespace received during the maygh
+ *                  visits and those dropped by a full socket receive buffer
+ *                  (Linux `/proc/net/snmp`): loopback's own losses (udpCounters)
  *
  * Every scenario alternates its maygh visits with visits to the same pages
  * with the client's script tag removed (the origin-only run), so each ratio
@@ -59,7 +62,7 @@
  * Run it inside the loopback-only namespace, like the end-to-end tests:
  *   unshare -n sh -c 'ip link set lo up && ip route add default dev lo src 127.0.0.1 && exec "$@"' sh node bench/page-load.js
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -268,6 +271,23 @@ function shownBy (viewportOnly) {
   return wanted.length > 0 && document.readyState !== 'loading' && last
 }
 
+/**
+ * The network namespace's UDP counters (Linux `/proc/net/snmp`): datagrams
+ * received, and those dropped because the receiving socket's buffer was full.
+ * On loopback the peers' SCTP packets arrive as fast as the sender makes them,
+ * and a receiving browser that is not scheduled for a few ms (2 cores shared
+ * by every browser, the origin proxy and the coordinator) drops some: each
+ * such loss at a reply's end costs its channel a retransmission timeout.
+ * @returns {Promise<{ datagrams: number, dropped: number } | null>} null where there is no such file
+ */
+async function udpCounters () {
+  const text = await readFile('/proc/net/snmp', 'utf8').catch(() => '')
+  const [names, values] = text.split('\n').filter((l) => l.startsWith('Udp:')).map((l) => l.split(/\s+/))
+  if (!names || !values) return null
+  const at = (/** @type {string} */ name) => Number(values[names.indexOf(name)])
+  return { datagrams: at('InDatagrams'), dropped: at('RcvbufErrors') }
+}
+
 /** A holder's patch: its data channels stay open and it never sends a thing on them. */
 function silence () {
   RTCDataChannel.prototype.send = function () {}
@@ -322,13 +342,21 @@ async function runProfile (profile) {
         const answering = scenario === 'silent' || scenario === 'liar' ? holders.slice(1) : holders
         /** @type {import('./page-load-report.js').Runs} */
         const runs = { maygh: [], none: [] }
+        /** UDP datagrams the maygh visits received, and dropped (udpCounters) */
+        const udp = { datagrams: 0, dropped: 0 }
         for (let i = 0; i < visits; i++) {
           for (const kind of /** @type {const} */ (['none', 'maygh'])) {
             const variant = kind === 'none' ? 'none' : scenario === 'down' ? 'down' : 'maygh'
             const servedBefore = await servedBy(answering)
+            const udpBefore = await udpCounters()
             const run = await visit(visitorBrowser, origin, { mode, shop, variant, fresh: scenario === 'newcomer' })
             // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
             await until(async () => holding() === holders.length)
+            const udpAfter = await udpCounters()
+            if (kind === 'maygh' && udpBefore && udpAfter) {
+              udp.datagrams += udpAfter.datagrams - udpBefore.datagrams
+              udp.dropped += udpAfter.dropped - udpBefore.dropped
+            }
             runs[kind].push({ ...run, servedBytes: await servedBy(answering) - servedBefore })
             if (perVisit) {
               const { viewportMs, allMs, lcpMs, originImageBytes, steps } = run
@@ -336,7 +364,8 @@ async function runProfile (profile) {
             }
           }
         }
-        results[`${mode}/${scenario}`] = summarize(runs, scenario, shopImageBytes)
+        results[`${mode}/${scenario}`] = { ...summarize(runs, scenario, shopImageBytes), udp }
+        if (udp.datagrams) console.error(`page-load: ${mode}/${scenario}: the maygh visits' UDP datagrams (peers' channels, STUN) dropped by full receive buffers: ${udp.dropped} of ${udp.datagrams} (${(100 * udp.dropped / udp.datagrams).toFixed(1)} %)`)
         if (timeline) {
           const medians = { maygh: medianTimeline(runs.maygh.map((r) => r.steps ?? {})), none: medianTimeline(runs.none.map((r) => r.steps ?? {})) }
           results[`${mode}/${scenario}`].timeline = medians
