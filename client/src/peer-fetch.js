@@ -160,7 +160,22 @@ export class PeerFetch {
    * @param {import('./loader.js').PeerHow} how
    * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
    */
-  async get (url, { hash: part, size, of }, { signal, onBytes, deadline, priority, originMs, race }) {
+  get (url, name, how) {
+    // While it is one the page needs now, requests below the fold wait for the peers (peer-slots.js);
+    // not for a pieced asset's parts: a video's read-ahead would hold them back for as long as it plays.
+    const end = name.of ? null : this.#slots.begin(how.priority)
+    const got = this.#get(url, name, how)
+    if (end) got.then(end, end)
+    return got
+  }
+
+  /**
+   * @param {string} url
+   * @param {{ hash: string, size?: number, of?: string }} name
+   * @param {import('./loader.js').PeerHow} how
+   * @returns {Promise<PeerAsset | null>}
+   */
+  async #get (url, { hash: part, size, of }, { signal, onBytes, deadline, priority, originMs, race }) {
     const { stats, pool, config } = this.#options
     // What is looked up, and reported; `part` is what is asked for, and verified.
     const hash = of ?? part
@@ -194,7 +209,7 @@ export class PeerFetch {
       }
       if (signal.aborted || !left.length) return null
       // The best of them whose channel takes a request (peer-slots.js), the page's most urgent requests first.
-      const peer = handed ?? await this.#slots.take(left, priority(), { signal, onBytes, bytes })
+      const peer = handed ?? await this.#slots.take(left, priority, { signal, onBytes, bytes })
       handed = null
       if (peer === null) return null
       tried.add(peer)

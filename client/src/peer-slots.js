@@ -14,8 +14,16 @@
  * first (render-blocking, then the viewport, then the rest; then in the
  * order they came): whichever holder is nearly done first takes the next
  * request it can serve, and images below the fold never queue ahead of the
- * viewport's. A waiting request hears of its holders' bytes: they are busy,
- * not quiet, so its hedge deadline starts again.
+ * viewport's. Nor do they share the peers with it: while a request the page
+ * needs now (render-blocking or in the viewport) is on its way from peers
+ * (urgent), requests below the fold wait, even for a free slot. A page's
+ * channels share one sender's uplink, and on this project's machine one
+ * receiving browser's processing too (three fresh channels in Firefox
+ * carried 5 MB/s together, one alone as much), so a below-the-fold image sent
+ * beside the viewport's last large one delays it by its own bytes.
+ * A waiting request hears of its holders' bytes (and, while held back
+ * for the urgent ones, of any peer's): they are busy, not quiet, so its hedge
+ * deadline starts again.
  */
 
 /** Requests one peer's channel carries at once, at most. */
@@ -34,18 +42,23 @@ const BUSY_EVERY_MS = 10
 /** @type {Record<import('../../policy/hedge-rule.js').Priority, number>} */
 const RANK = { blocking: 0, viewport: 1, later: 2 }
 
-/** @typedef {{ peers: string[], rank: number, seq: number, bytes: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting */
+/**
+ * @typedef {import('../../policy/hedge-rule.js').Priority} Priority
+ * @typedef {{ peers: string[], priority: () => Priority, seq: number, bytes: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting
+ */
 
 export class PeerSlots {
   /** @type {number} */
   #perPeer
   /** @type {Map<string, { n: number, owed: number }>} by peer: its slots in use, and the bytes still to come of their replies */
   #load = new Map()
-  /** @type {Waiting[]} most urgent first */
+  /** @type {Waiting[]} in the order they came */
   #waiting = []
   #seq = 0
   /** @type {Map<string, number>} when the requests waiting for each peer last heard of its bytes */
   #heard = new Map()
+  /** @type {Set<() => Priority>} the page's requests on their way from peers (begin), by how it needs each now */
+  #active = new Set()
 
   /** @type {(peer: string) => number | null} */
   #spare
@@ -90,14 +103,16 @@ export class PeerSlots {
    * A slot on the best of `peers` that takes a request now (see above), or on
    * the first that does once it can.
    * @param {string[]} peers candidates, preferred first among equals
-   * @param {import('../../policy/hedge-rule.js').Priority} priority
+   * @param {Priority | (() => Priority)} priority how the page needs it (read again while it waits: where
+   *   its image lies may become known meanwhile)
    * @param {{ signal: AbortSignal, onBytes: () => void, bytes?: number }} how `bytes`: the reply's size, as far as known
    * @returns {Promise<string | null>} the peer whose slot it holds (give it back), or null: aborted, or every candidate dropped
    */
   take (peers, priority, { signal, onBytes, bytes = 0 }) {
-    // A free slot has nobody waiting for it: slots are handed on as they free.
+    const now = typeof priority === 'function' ? priority : () => priority
+    // A free slot has nobody waiting for it but requests held back for the urgent ones.
     let best
-    for (const p of peers) {
+    for (const p of this.#heldBack(now) ? [] : peers) {
       if (!this.#free(p)) continue
       if (best === undefined || this.#better(p, best)) best = p
     }
@@ -107,11 +122,46 @@ export class PeerSlots {
     }
     if (signal.aborted || !peers.length) return Promise.resolve(null)
     return new Promise((resolve) => {
-      const w = { peers, rank: RANK[priority], seq: this.#seq++, bytes, onBytes, resolve }
-      const at = this.#waiting.findIndex((o) => o.rank > w.rank)
-      this.#waiting.splice(at === -1 ? this.#waiting.length : at, 0, w)
+      const w = { peers, priority: now, seq: this.#seq++, bytes, onBytes, resolve }
+      this.#waiting.push(w)
       signal.addEventListener('abort', () => this.#leave(w, null), { once: true })
     })
+  }
+
+  /**
+   * A request of the page's is on its way from peers, from its lookup until
+   * it ends (the function returned, called once): while it is one the page
+   * needs now (`priority()` render-blocking or in the viewport), requests
+   * below the fold wait.
+   * @param {() => Priority} priority
+   * @returns {() => void}
+   */
+  begin (priority) {
+    this.#active.add(priority)
+    return () => {
+      if (!this.#active.delete(priority)) return
+      for (const peer of new Set(this.#waiting.flatMap((w) => w.peers))) this.#fill(peer)
+    }
+  }
+
+  /** @param {() => Priority} priority whether a request so needed waits now, for the page's urgent ones */
+  #heldBack (priority) {
+    if (priority() !== 'later') return false
+    for (const p of this.#active) if (p() !== 'later') return true
+    return false
+  }
+
+  /** @param {string} peer the most urgent request waiting for it, then the oldest */
+  #next (peer) {
+    /** @type {Waiting | undefined} */
+    let best
+    let rank = Infinity
+    for (const w of this.#waiting) {
+      if (!w.peers.includes(peer)) continue
+      const r = RANK[w.priority()]
+      if (r < rank) [best, rank] = [w, r]
+    }
+    return best
   }
 
   /** @param {string} a @param {string} b whether `a` beats `b`: ranked better, or as well and owing less */
@@ -152,8 +202,8 @@ export class PeerSlots {
         this.#hold(peer, spare)
         continue
       }
-      const w = this.#waiting.find((o) => o.peers.includes(peer))
-      if (!w) return
+      const w = this.#next(peer)
+      if (!w || this.#heldBack(w.priority)) return
       this.#hold(peer, w.bytes)
       this.#leave(w, peer)
     }
@@ -170,7 +220,7 @@ export class PeerSlots {
     const now = performance.now()
     if (now - (this.#heard.get(peer) ?? -Infinity) < BUSY_EVERY_MS) return
     this.#heard.set(peer, now)
-    for (const w of this.#waiting) if (w.peers.includes(peer)) w.onBytes()
+    for (const w of this.#waiting) if (w.peers.includes(peer) || this.#heldBack(w.priority)) w.onBytes()
   }
 
   /** @param {string} peer dropped: no request waits for it any more (one left with no candidate gets null) */

@@ -147,3 +147,44 @@ test('the window is read as it is needed: a channel that carries more in a round
   window = 1000
   assert.equal(await atOnce(slots.take(['a'], 'viewport', { ...how(), bytes: 40 })), 'a', 'under a window of 1000')
 })
+
+test('while a request the page needs now is on its way, those below the fold wait, even for a free slot, and hear of every peer\'s bytes', async () => {
+  const slots = new PeerSlots({ perPeer: 3 })
+  /** @type {import('../../policy/hedge-rule.js').Priority} */
+  let where = 'later'
+  const end = slots.begin(() => where)
+  assert.equal(await atOnce(slots.take(['b'], 'later', how())), 'b', 'nothing pressing yet: its image is not known to be in view')
+  where = 'viewport'
+  assert.equal(await slots.take(['a'], () => where, how()), 'a')
+  let heard = 0
+  const later = slots.take(['b'], 'later', how(undefined, () => heard++))
+  assert.equal(await atOnce(later), 'waits', 'b is free, but a request in the viewport is on its way')
+  slots.busy('a')
+  assert.equal(heard, 1, 'held back, it hears of a\'s bytes: the page\'s peers are busy')
+  slots.give('a')
+  assert.equal(await atOnce(later), 'waits', 'its slot given back, the request is still on its way (verified, say)')
+  end()
+  assert.equal(await later, 'b', 'released as it ends')
+  end() // once only
+  assert.equal(await atOnce(slots.take(['b'], 'later', how())), 'b')
+})
+
+test('a waiting request goes as it comes to be needed now: its priority is read when a slot frees', async () => {
+  const slots = new PeerSlots({ perPeer: 1 })
+  await slots.take(['a'], 'viewport', how())
+  /** @type {import('../../policy/hedge-rule.js').Priority} */
+  let placed = 'later'
+  /** @type {string[]} */
+  const order = []
+  const first = slots.take(['a'], 'viewport', how()).then(() => order.push('viewport'))
+  const second = slots.take(['a'], () => placed, how()).then(() => order.push('placed'))
+  slots.give('a')
+  await first
+  placed = 'blocking'
+  const third = slots.take(['a'], 'viewport', how()).then(() => order.push('third'))
+  slots.give('a')
+  await second
+  slots.give('a')
+  await third
+  assert.deepEqual(order, ['viewport', 'placed', 'third'], 'placed in view meanwhile, it went ahead of a later viewport request')
+})
