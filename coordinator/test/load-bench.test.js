@@ -212,3 +212,18 @@ test('bench:frame-cost times the coordinator\'s own work per transaction in proc
   assert.match(bad.stderr, /--runs must be a positive integer, got "x"/)
   assert.match((await runBench(['--help'], FRAME_COST)).stdout, /^usage: node bench\/coordinator-frame-cost\.js/)
 })
+
+test('bench:frame-cost --workload relay times one relayed candidate: every signal reaches its target, none refused', async () => {
+  const { code, stdout, stderr } = await runBench(['--workload', 'relay', '--clients', '50', '--transactions', '2000', '--runs', '2'], FRAME_COST)
+  assert.equal(code, 0, stderr)
+  const result = JSON.parse(stdout)
+  assert.equal(result.workload, 'relay')
+  assert.equal(result.usPerTx.length, 2)
+  for (const us of [...result.usPerTx, result.medianUsPerTx]) assert.ok(Number.isFinite(us) && us > 0, stdout)
+  assert.equal(result.errors, 0, stdout)
+  // 500 warming up and 2 × 2,000 measured, each delivered to its target (no ref: no reply to the sender).
+  assert.equal(result.signals, 4500, stdout)
+  const bad = await runBench(['--workload', 'page'], FRAME_COST)
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--workload must be transaction or relay, got "page"/)
+})
