@@ -110,7 +110,9 @@ async function main () {
     rateLimitBurst: 1_000_000,
     newHolderBurst: 0,
     maxConnectionsPerIp: 0,
-    introductionSignalBytes: 16 * 1024 * 1024
+    introductionSignalBytes: 16 * 1024 * 1024,
+    // relay: one introduction carries every signal of a run, however long it takes
+    ...(workload === 'relay' ? { introductionTtlMs: 3_600_000 } : {})
   })
   try {
     const { wss } = coordinator
