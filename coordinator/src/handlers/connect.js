@@ -10,16 +10,16 @@
  * bus, so a client never waits out a timer on success; one without a `ref`
  * (trickled ICE candidates) gets no reply unless it fails.
  */
-import { ERRORS, MayghError, PEER_ID_PATTERN, shardOfPeer } from '../../../protocol/index.js'
+import { ERRORS, MayghError, shardOfPeer } from '../../../protocol/index.js'
 import { relayFrame } from '../relay.js'
-import { MAX_SIGNAL_DEPTH, badField, isSignal } from '../fields.js'
+import { MAX_SIGNAL_DEPTH, badField, isPeerId, isSignal } from '../fields.js'
 
 /** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
 export const ordered = false
 
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
-  if (typeof m.to !== 'string' || !PEER_ID_PATTERN.test(m.to)) throw badField('to', 'a peer id')
+  if (!isPeerId(m.to)) throw badField('to', 'a peer id')
   if (!isSignal(m.signal)) throw badField('signal', `an object nested at most ${MAX_SIGNAL_DEPTH} deep`)
 }
 
