@@ -66,13 +66,14 @@ export class Relay {
    * @param {string} to
    * @param {string} from
    * @param {string} frame the `connect` `to` is sent ({@link relayFrame})
+   * @param {number} [now] the sessions' clock, when the caller has just read it (every session has the coordinator's)
    * @returns {boolean} whether `to` is on this shard (and got it)
    */
-  deliverFrame (to, from, frame) {
+  deliverFrame (to, from, frame, now) {
     const session = this.sessions.get(to)
     if (session === undefined) return false
     // Its sender was introduced to it (checked where the sender is connected): it may answer.
-    session.introduced().add(from, session.now(), false)
+    session.introduced().add(from, now ?? session.now(), false)
     session.sendText(frame)
     this.counters.relayed++
     return true
