@@ -9,7 +9,8 @@
  * on any path, MGH_ERR_HTTP_NOT_FOUND (404) for a path not in the table.
  * JSON answers and errors are open to every origin (CORS) and never cached.
  */
-import { ERRORS, LIMITS, MayghError, isSri } from '../../protocol/index.js'
+import { ERRORS, LIMITS, MayghError } from '../../protocol/index.js'
+import { isAssetName } from './fields.js'
 import { USAGE_MINUTE_MS, noUsage } from './store/store.js'
 import { peerShare, siteTotals } from './usage.js'
 import { renderDashboard } from './dashboard-page.js'
@@ -112,7 +113,7 @@ async function getHeld (req, context) {
   const origin = req.headers.origin
   if (config.allowedOrigins !== null && !(origin && config.allowedOrigins.includes(origin))) throw new MayghError(ERRORS.MGH_ERR_ORIGIN_NOT_ALLOWED)
   const list = queryOf(req).get('hashes')?.split(',') ?? []
-  if (!list.length || list.length > LIMITS.maxLookupHashes || !list.every(isSri)) throw new MayghError(ERRORS.MGH_ERR_HTTP_BAD_QUERY, `hashes: 1 to ${LIMITS.maxLookupHashes} SRI sha256 names, comma separated`)
+  if (!list.length || list.length > LIMITS.maxLookupHashes || !list.every(isAssetName)) throw new MayghError(ERRORS.MGH_ERR_HTTP_BAD_QUERY, `hashes: 1 to ${LIMITS.maxLookupHashes} SRI sha256 names, comma separated`)
   const hashes = [...new Set(list)]
   const scope = config.pairWithinNetwork ? `${await networks.name(req.socket.remoteAddress ?? '')}/` : ''
   return json(200, { held: await heldAmong(hashes, hashes.map((hash) => scope + hash), context) })

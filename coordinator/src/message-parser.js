@@ -30,7 +30,8 @@ export function parseMessage (data, isBinary, limits) {
   if (data.length > limits.maxMessageBytes) throw new MayghError(ERRORS.MGH_ERR_TOO_LARGE, `${data.length} bytes > ${limits.maxMessageBytes}`)
   let message
   try {
-    message = JSON.parse(data.toString('utf8'))
+    // toString() with no argument is utf8, without looking the encoding up
+    message = JSON.parse(data.toString())
   } catch {
     throw new MayghError(ERRORS.MGH_ERR_BAD_JSON)
   }

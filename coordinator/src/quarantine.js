@@ -20,7 +20,8 @@
  * bus when that is another), the one place that knows who the peer is.
  */
 import { createHash } from 'node:crypto'
-import { PEER_ID_PATTERN, REPORT_REASONS, isSri, shardOfPeer } from '../../protocol/index.js'
+import { REPORT_REASONS, shardOfPeer } from '../../protocol/index.js'
+import { isAssetName, isPeerId } from './fields.js'
 import { blames } from '../../policy/report-rule.js'
 
 /**
@@ -94,7 +95,7 @@ export class Quarantine {
    */
   receive (message) {
     const { report, by, reason, hash } = message
-    if (typeof report !== 'string' || !PEER_ID_PATTERN.test(report) || typeof by !== 'string' || by.length > 64 || !REPORT_REASONS.includes(/** @type {any} */ (reason)) || !isSri(hash)) return false
+    if (!isPeerId(report) || typeof by !== 'string' || by.length > 64 || !REPORT_REASONS.includes(/** @type {any} */ (reason)) || !isAssetName(hash)) return false
     this.judge(report, by, /** @type {string} */ (reason), hash).catch((err) => this.warn(err, `judging a report of ${report} failed`))
     return true
   }

@@ -3,8 +3,7 @@
  * through the store's bus to the shard that holds the target's socket. The bus
  * also brings reports of this shard's peers from other shards (quarantine.js).
  */
-import { PEER_ID_PATTERN } from '../../protocol/index.js'
-import { isSignal } from './fields.js'
+import { isPeerId, isSignal } from './fields.js'
 
 /**
  * The `connect` a signal's target is sent.
@@ -41,7 +40,7 @@ export class Relay {
         const { to, from, signal, report } = message !== null && typeof message === 'object' ? /** @type {{ to?: unknown, from?: unknown, signal?: unknown, report?: unknown }} */ (message) : {}
         if (report !== undefined) {
           if (!this.onReport(/** @type {object} */ (message))) this.counters.busRejected++
-        } else if (typeof to === 'string' && typeof from === 'string' && PEER_ID_PATTERN.test(from) && isSignal(signal)) {
+        } else if (typeof to === 'string' && isPeerId(from) && isSignal(signal)) {
           this.deliverLocal(to, from, /** @type {object} */ (signal))
         } else {
           this.counters.busRejected++
@@ -67,13 +66,14 @@ export class Relay {
    * @param {string} to
    * @param {string} from
    * @param {string} frame the `connect` `to` is sent ({@link relayFrame})
+   * @param {number} [now] the sessions' clock, when the caller has just read it (every session has the coordinator's)
    * @returns {boolean} whether `to` is on this shard (and got it)
    */
-  deliverFrame (to, from, frame) {
+  deliverFrame (to, from, frame, now) {
     const session = this.sessions.get(to)
     if (session === undefined) return false
     // Its sender was introduced to it (checked where the sender is connected): it may answer.
-    session.introduced().add(from, session.now(), false)
+    session.introduced().add(from, now ?? session.now(), false)
     session.sendText(frame)
     this.counters.relayed++
     return true

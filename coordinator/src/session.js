@@ -71,6 +71,8 @@ export class Session {
     this.burst = rateLimitBurst
     this.tokens = rateLimitBurst
     this.now = now
+    /** whether `now` is performance.now's clock (not a test's): then a reading of it may time a metric too */
+    this.realClock = now === monotonicNow
     this.refilledAt = now()
     /** frames dropped by the rate limit in the current episode (drops less than a second apart) */
     this.dropped = 0

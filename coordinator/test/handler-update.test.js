@@ -26,6 +26,20 @@ test('update applies removals first and only the real difference, in the session
   assert.deepEqual(await hc.send(peer, { type: 'update' }), { type: 'updated', holding: 3 }, 'an empty update changes nothing')
 })
 
+test('update counts each hash once, and keeps one in both lists held, however long the lists', async (t) => {
+  const hc = await handlerContext()
+  t.after(() => hc.close())
+  const peer = await hc.joined([h('a'), h('b')])
+  // Lists of one and of two (the same hash twice) are taken as they come; longer ones go through a Set.
+  assert.deepEqual(await hc.send(peer, { type: 'update', add: [h('c'), h('c')], remove: [h('a'), h('a')] }), { type: 'updated', holding: 2 })
+  assert.equal(hc.coordinator.holdings, 2)
+  const many = Array.from({ length: 12 }, (_, i) => h(`n${i}`))
+  assert.deepEqual(await hc.send(peer, { type: 'update', add: [...many, many[0], h('b')], remove: [h('b'), many[11], h('c'), h('c')] }), { type: 'updated', holding: 13 })
+  assert.deepEqual([...peer.assets].sort(), [h('b'), ...many].sort())
+  assert.deepEqual(await listed(hc, peer.peerId), [h('b'), ...many].sort())
+  assert.equal(hc.coordinator.holdings, 13)
+})
+
 test('update before join is refused', async (t) => {
   const hc = await handlerContext()
   t.after(() => hc.close())

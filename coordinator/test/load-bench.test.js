@@ -14,6 +14,7 @@ import { loopStats, parseLoopSample } from '../../bench/coordinator-load/loop-st
 const BENCH = fileURLToPath(new URL('../../bench/coordinator-load.js', import.meta.url))
 const COMPARE = fileURLToPath(new URL('../../bench/coordinator-compare.js', import.meta.url))
 const FRAME_COST = fileURLToPath(new URL('../../bench/coordinator-frame-cost.js', import.meta.url))
+const FRAME_COST_AB = fileURLToPath(new URL('../../bench/coordinator-frame-cost-ab.js', import.meta.url))
 
 /**
  * @param {string[]} args
@@ -211,4 +212,36 @@ test('bench:frame-cost times the coordinator\'s own work per transaction in proc
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /--runs must be a positive integer, got "x"/)
   assert.match((await runBench(['--help'], FRAME_COST)).stdout, /^usage: node bench\/coordinator-frame-cost\.js/)
+})
+
+test('bench:frame-cost --workload relay times one relayed candidate: every signal reaches its target, none refused', async () => {
+  const { code, stdout, stderr } = await runBench(['--workload', 'relay', '--clients', '50', '--transactions', '2000', '--runs', '2'], FRAME_COST)
+  assert.equal(code, 0, stderr)
+  const result = JSON.parse(stdout)
+  assert.equal(result.workload, 'relay')
+  assert.equal(result.usPerTx.length, 2)
+  for (const us of [...result.usPerTx, result.medianUsPerTx]) assert.ok(Number.isFinite(us) && us > 0, stdout)
+  assert.equal(result.errors, 0, stdout)
+  // 500 warming up and 2 × 2,000 measured, each delivered to its target (no ref: no reply to the sender).
+  assert.equal(result.signals, 4500, stdout)
+  const bad = await runBench(['--workload', 'page'], FRAME_COST)
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--workload must be transaction or relay, got "page"/)
+})
+
+test('bench:frame-cost\'s A/B runs both trees\' worlds in each order and reports their ratio', async () => {
+  // This tree against itself: the shape of the answer, not its figures.
+  const root = fileURLToPath(new URL('../..', import.meta.url))
+  const { code, stdout, stderr } = await runBench(['--base', root, '--workload', 'relay', '--pairs', '2', '--transactions', '500'], FRAME_COST_AB)
+  assert.equal(code, 0, stderr)
+  const result = JSON.parse(stdout)
+  assert.deepEqual(result.orders.map((/** @type {{ first: string }} */ o) => o.first), ['base', 'new'])
+  for (const o of result.orders) {
+    assert.equal(o.errors, 0, stdout)
+    for (const us of [o.baseUs, o.newUs, o.ratio]) assert.ok(Number.isFinite(us) && us > 0, stdout)
+  }
+  assert.ok(Number.isFinite(result.ratio) && result.ratio > 0, stdout)
+  const bad = await runBench(['--workload', 'relay'], FRAME_COST_AB)
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--base is required/)
 })

@@ -9,9 +9,9 @@
  * best holders it names that the asker has no channel to, one each, as a
  * `connect` from the asker would; the reply says which (`offered`).
  */
-import { ERRORS, LIMITS, MayghError, PEER_ID_PATTERN, isSri } from '../../../protocol/index.js'
+import { ERRORS, LIMITS, MayghError } from '../../../protocol/index.js'
 import { HolderRanking, rankKey } from '../../../policy/peer-selection.js'
-import { MAX_SIGNAL_DEPTH, badField, isSignal, lookupHashes } from '../fields.js'
+import { MAX_SIGNAL_DEPTH, badField, isAssetName, isPeerId, isSignal, lookupHashes } from '../fields.js'
 import { relaySignal } from './connect.js'
 
 /** longest `cid` an offer carried by a lookup may have (the client's are 10 characters) */
@@ -23,7 +23,7 @@ export const ordered = false
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
   if (m.hashes === undefined) {
-    if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
+    if (!isAssetName(m.hash)) throw badField('hash', 'an SRI sha256 string')
   } else {
     if (m.hash !== undefined) throw badField('hashes', 'either hash or hashes, not both')
     lookupHashes(m)
@@ -31,7 +31,7 @@ export function validate (m) {
   if (m.connected !== undefined) {
     const max = LIMITS.maxConnected
     if (!Array.isArray(m.connected) || m.connected.length > max) throw badField('connected', `an array of at most ${max} peer ids`)
-    for (const id of m.connected) if (typeof id !== 'string' || !PEER_ID_PATTERN.test(id)) throw badField('connected', 'peer ids')
+    for (const id of m.connected) if (!isPeerId(id)) throw badField('connected', 'peer ids')
   }
   if (m.offers !== undefined) {
     const max = LIMITS.maxLookupOffers

@@ -4,16 +4,16 @@
  * reporter's handed out, and not from a quarantined reporter; judged where the
  * reported peer is (quarantine.js).
  */
-import { ERRORS, MayghError, PEER_ID_PATTERN, REPORT_REASONS, isSri } from '../../../protocol/index.js'
-import { badField } from '../fields.js'
+import { ERRORS, MayghError, REPORT_REASONS } from '../../../protocol/index.js'
+import { badField, isAssetName, isPeerId } from '../fields.js'
 
 /** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
 export const ordered = false
 
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
-  if (typeof m.peer !== 'string' || !PEER_ID_PATTERN.test(m.peer)) throw badField('peer', 'a peer id')
-  if (!isSri(m.hash)) throw badField('hash', 'an SRI sha256 string')
+  if (!isPeerId(m.peer)) throw badField('peer', 'a peer id')
+  if (!isAssetName(m.hash)) throw badField('hash', 'an SRI sha256 string')
   if (!REPORT_REASONS.includes(/** @type {any} */ (m.reason))) throw badField('reason', `one of ${REPORT_REASONS.join(', ')}`)
 }
 

@@ -12,6 +12,19 @@ import { badField, optionalHashList } from '../fields.js'
 /** Changes the peer's state: handled one at a time, in order with its other changes (Session.enqueue). */
 export const ordered = true
 
+/** @type {string[]} */
+const NONE = []
+
+/** Lists up to this long are searched in place; longer ones through a Set, which costs more to make than a short scan. */
+const SHORT = 8
+
+/**
+ * @param {string[]} list
+ * @returns {string[]} its hashes once each, in order: itself when it has fewer than two (an update
+ *   of one fetched asset and one evicted makes no Set and no copy)
+ */
+const unique = (list) => list.length < 2 ? list : [...new Set(list)]
+
 /** @type {import('./index.js').Validator} */
 export function validate (m, limits) {
   optionalHashList(m, 'add', limits.maxAssetsPerMessage)
@@ -30,11 +43,16 @@ export function handle (message, session, { store, config, counters, coordinator
     peer.serving = message.serving
   }
   const held = peer.assets
-  const add = new Set(/** @type {string[]} */ (peer.serving ? message.add ?? [] : []))
-  const removed = peer.serving
-    ? [...new Set(/** @type {string[]} */ (message.remove ?? []))].filter((hash) => held.has(hash) && !add.has(hash))
-    : [...held]
-  const added = [...add].filter((hash) => !held.has(hash))
+  const adds = peer.serving ? unique(/** @type {string[]} */ (message.add ?? NONE)) : NONE
+  const added = adds.filter((hash) => !held.has(hash))
+  /** @type {string[]} */
+  let removed
+  if (!peer.serving) removed = [...held]
+  else {
+    // A hash in both lists ends up held: not removed. A long list is searched through a Set.
+    const alsoAdded = adds.length > SHORT ? new Set(adds) : null
+    removed = unique(/** @type {string[]} */ (message.remove ?? NONE)).filter((hash) => held.has(hash) && !(alsoAdded === null ? adds.includes(hash) : alsoAdded.has(hash)))
+  }
   const size = held.size - removed.length + added.length
   if (size > config.maxAssetsPerPeer) {
     throw new MayghError(ERRORS.MGH_ERR_TOO_MANY_ASSETS, `${size} > ${config.maxAssetsPerPeer}`)
