@@ -44,7 +44,7 @@ const RANK = { blocking: 0, viewport: 1, later: 2 }
 
 /**
  * @typedef {import('../../policy/hedge-rule.js').Priority} Priority
- * @typedef {{ peers: string[], priority: () => Priority, seq: number, bytes: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting
+ * @typedef {{ peers: string[], priority: () => Priority, bytes: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting
  */
 
 export class PeerSlots {
@@ -54,10 +54,9 @@ export class PeerSlots {
   #load = new Map()
   /** @type {Waiting[]} in the order they came */
   #waiting = []
-  #seq = 0
   /** @type {Map<string, number>} when the requests waiting for each peer last heard of its bytes */
   #heard = new Map()
-  /** @type {Set<() => Priority>} the page's requests on their way from peers (begin), by how it needs each now */
+  /** @type {Set<{ priority: () => Priority }>} the page's requests on their way from peers (begin), by how it needs each now */
   #active = new Set()
 
   /** @type {(peer: string) => number | null} */
@@ -122,7 +121,7 @@ export class PeerSlots {
     }
     if (signal.aborted || !peers.length) return Promise.resolve(null)
     return new Promise((resolve) => {
-      const w = { peers, priority: now, seq: this.#seq++, bytes, onBytes, resolve }
+      const w = { peers, priority: now, bytes, onBytes, resolve }
       this.#waiting.push(w)
       signal.addEventListener('abort', () => this.#leave(w, null), { once: true })
     })
@@ -137,17 +136,22 @@ export class PeerSlots {
    * @returns {() => void}
    */
   begin (priority) {
-    this.#active.add(priority)
+    const request = { priority }
+    this.#active.add(request)
     return () => {
-      if (!this.#active.delete(priority)) return
+      if (!this.#active.delete(request)) return
       for (const peer of new Set(this.#waiting.flatMap((w) => w.peers))) this.#fill(peer)
     }
   }
 
   /** @param {() => Priority} priority whether a request so needed waits now, for the page's urgent ones */
   #heldBack (priority) {
-    if (priority() !== 'later') return false
-    for (const p of this.#active) if (p() !== 'later') return true
+    return priority() === 'later' && this.#pressing()
+  }
+
+  /** whether a request the page needs now is on its way from peers */
+  #pressing () {
+    for (const r of this.#active) if (r.priority() !== 'later') return true
     return false
   }
 
@@ -220,7 +224,9 @@ export class PeerSlots {
     const now = performance.now()
     if (now - (this.#heard.get(peer) ?? -Infinity) < BUSY_EVERY_MS) return
     this.#heard.set(peer, now)
-    for (const w of this.#waiting) if (w.peers.includes(peer) || this.#heldBack(w.priority)) w.onBytes()
+    // Read once for all of them: this runs as bytes come.
+    const pressing = this.#pressing()
+    for (const w of this.#waiting) if (w.peers.includes(peer) || (pressing && w.priority() === 'later')) w.onBytes()
   }
 
   /** @param {string} peer dropped: no request waits for it any more (one left with no candidate gets null) */
