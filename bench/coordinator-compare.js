@@ -34,7 +34,8 @@
  * A run that fails (a server that does not start or ends, a load generator
  * that fails or takes too long) is reported as such for that server and round,
  * and the rest go on; a failed transaction is counted by code, never fatal.
- * Prints progress on stderr and one JSON line on stdout: per workload, per
+ * Prints progress on stderr and one JSON line on stdout: the machine's speed
+ * before and after (`machine`, bench/machine-speed.js), per workload, per
  * server, min / median / max of each figure with its transactions and errors;
  * the ratios; the latency and memory phases; and `targets`, each target of
  * issue 25 with its measured median ratio and whether it is met.
@@ -43,6 +44,7 @@ import { checkRuns, latencyServers, latencyWorkload, memoryArgs, memoryServers, 
 import { runLoad, stopRunning } from './coordinator-load/compare-run.js'
 import { UsageError } from './coordinator-load/options.js'
 import { round, roundRatios, spread, summariseRuns, target } from './coordinator-load/compare-summary.js'
+import { machineSpeed } from './machine-speed.js'
 
 /** @typedef {import('./coordinator-load/compare-summary.js').Run} Run */
 /** @typedef {import('./coordinator-load/compare-options.js').Workload} Workload */
@@ -243,12 +245,17 @@ async function main () {
     })
   }
   const has = (/** @type {string} */ phase) => flags.phases.includes(phase)
+  // The machine's speed before and after, beside the figures (bench/machine-speed.js).
+  const speedBefore = machineSpeed().referenceMs
+  log(`machine: ${speedBefore} ms for the reference work (bench/machine-speed.js; lower is faster)`)
   progress.total = (has('throughput') ? flags.rounds * flags.workloads.reduce((n, w) => n + serversOf(flags, w).length, 0) : 0) +
     (has('latency') ? flags.rounds * latencyServers(flags).length : 0) + (has('memory') ? memoryServers(flags).length : 0)
   const throughput = has('throughput') ? await throughputPhase(flags) : {}
   const latency = has('latency') ? await latencyPhase(flags, throughput[latencyWorkload(flags)]?.runs) : null
   const memory = has('memory') ? await memoryPhase(flags) : null
   const workloads = Object.fromEntries(Object.entries(throughput).map(([w, { report }]) => [w, report]))
+  const machine = { referenceMs: { before: speedBefore, after: machineSpeed().referenceMs } }
+  log(`machine: ${machine.referenceMs.after} ms for the reference work at the end`)
   console.log(JSON.stringify({
     rounds: flags.rounds,
     seconds: Number(flags.seconds),
@@ -257,6 +264,7 @@ async function main () {
     redis: flags.redis,
     signal: flags.signal ?? 'offer',
     durationS: Math.round((performance.now() - progress.started) / 1000),
+    machine,
     workloads,
     latency,
     memory,

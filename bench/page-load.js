@@ -26,6 +26,10 @@
  *                  visits and those dropped by a full socket receive buffer
  *                  (Linux `/proc/net/snmp`): loopback's own losses (udpCounters)
  *
+ * The machine's speed at the start and the end (`machine`, bench/machine-speed.js)
+ * goes beside the figures: this machine's speed varies 2× from one day to the
+ * next, and the peers' path costs CPU where the emulated origin's distance does not.
+ *
  * Every scenario alternates its maygh visits with visits to the same pages
  * with the client's script tag removed (the origin-only run), so each ratio
  * compares visits made at the same time under the same load. The client runs
@@ -76,6 +80,7 @@ import { startSlowOrigin } from './slow-origin.js'
 import { startDistantTcp } from './distant-tcp.js'
 import { printTable, summarize } from './page-load-report.js'
 import { HEDGE_PREFERENCES } from '../policy/hedge-rule.js'
+import { machineSpeed } from './machine-speed.js'
 import { hideCandidates } from '../swarm/src/browser-visitor.js'
 
 const HELP = `node bench/page-load.js [options]
@@ -495,12 +500,17 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
 try {
   /** @type {Record<string, any>} */
   const out = {}
+  // The machine's speed before and after, beside the figures (bench/machine-speed.js).
+  const speedBefore = machineSpeed().referenceMs
+  console.error(`page-load: machine: ${speedBefore} ms for the reference work (bench/machine-speed.js; lower is faster)`)
   for (const profile of profiles) {
     const results = await runProfile(profile)
     printTable({ engine: hedge === HEDGE_PREFERENCES[0] ? engine : `${engine}, data-hedge=${hedge}`, visits, profile }, results)
     out[`${profile.rttMs}/${profile.mbps}`] = results
   }
-  console.log(JSON.stringify({ engine, hedge, visits, holders: holderCount, coordinatorRttMs: coordinatorRtt, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
+  const machine = { referenceMs: { before: speedBefore, after: machineSpeed().referenceMs } }
+  console.log(`machine: ${machine.referenceMs.before} ms for the reference work before, ${machine.referenceMs.after} after (bench/machine-speed.js; lower is faster)`)
+  console.log(JSON.stringify({ engine, hedge, visits, holders: holderCount, coordinatorRttMs: coordinatorRtt, machine, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
   process.exit(0)
 } catch (err) {
   console.error('page-load: failed:', err)

@@ -134,6 +134,8 @@ test('bench:compare runs every server of a workload in turn, then latency at hal
   assert.equal(typeof result.targets.transactionMemoryVsTracker.met, 'boolean', stdout)
   assert.equal(typeof result.targets.p99AtHalfLoadVsBare.met, 'boolean', stdout)
   assert.equal(result.targets.relayVsPeerjs.met, null, 'the relay workload did not run')
+  // The machine's speed before and after the run, beside the figures (bench/machine-speed.js).
+  for (const when of ['before', 'after']) assert.ok(result.machine.referenceMs[when] > 0, stdout)
   const bad = await runBench(['--rounds', '0'], COMPARE)
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /--rounds must be an integer from 1 to 20, got "0"/)
