@@ -29,6 +29,8 @@
  * The machine's speed at the start and the end (`machine`, bench/machine-speed.js)
  * goes beside the figures: this machine's speed varies 2× from one day to the
  * next, and the peers' path costs CPU where the emulated origin's distance does not.
+ * `--cpu-slowdown N` (Chromium) makes the measured visitor's device N times
+ * slower, the same for its origin-only visits, whatever the machine's speed.
  *
  * Every scenario alternates its maygh visits with visits to the same pages
  * with the client's script tag removed (the origin-only run), so each ratio
@@ -97,6 +99,9 @@ const HELP = `node bench/page-load.js [options]
   --timeline        also print where each scenario's time goes (median ms from navigation
                     of the script, hello, coordinator frames, first channel, images, LCP:
                     bench/page-timeline.js)
+  --cpu-slowdown N  run each measured visitor's page N times slower (Chromium's CPU throttling,
+                    as DevTools does: a low-end phone is about 4), the origin-only visits alike
+                    (default 1: the machine's own speed)
   --per-visit       also print one JSON line per visit (scenario, kind, its times, the image
                     bytes the origin sent, its timeline with --timeline): the tails behind a p95
 
@@ -128,6 +133,7 @@ const { values } = parseArgs({
     timeline: { type: 'boolean', default: false },
     'coordinator-rtt': { type: 'string', default: '0' },
     'per-visit': { type: 'boolean', default: false },
+    'cpu-slowdown': { type: 'string', default: '1' },
     help: { type: 'boolean', default: false }
   }
 })
@@ -140,7 +146,7 @@ function usage (message) {
   console.error(`${message}\n\n${HELP}`)
   process.exit(1)
 }
-/** @param {'visits' | 'holders' | 'max-seconds' | 'coordinator-rtt'} name @param {number} min @param {number} max */
+/** @param {'visits' | 'holders' | 'max-seconds' | 'coordinator-rtt' | 'cpu-slowdown'} name @param {number} min @param {number} max */
 function intFlag (name, min, max) {
   const n = Number(values[name])
   if (!Number.isInteger(n) || n < min || n > max) usage(`--${name} must be an integer from ${min} to ${max}`)
@@ -167,6 +173,8 @@ const hedge = listFlag('hedge', HEDGE_PREFERENCES)[0]
 const timeline = values.timeline === true
 const coordinatorRtt = intFlag('coordinator-rtt', 0, 5000)
 const perVisit = values['per-visit'] === true
+const cpuSlowdown = intFlag('cpu-slowdown', 1, 20)
+if (cpuSlowdown > 1 && engine !== 'chromium') usage('--cpu-slowdown needs --engine chromium (Firefox has no CPU throttling to drive)')
 /** the shop's script tag: the client's defaults, or the preference asked for */
 /** @type {Record<string, string>} */
 const clientData = hedge === HEDGE_PREFERENCES[0] ? {} : { hedge }
@@ -468,6 +476,8 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
     await context.addInitScript(instrumentPage)
     if (timeline) await context.addInitScript(recordTimeline)
     const page = await context.newPage()
+    // A slower device: the page's renderer throttled (its service worker's thread is not).
+    if (cpuSlowdown > 1) await (await context.newCDPSession(page)).send('Emulation.setCPUThrottlingRate', { rate: cpuSlowdown })
     const query = `?bench=${variant}`
     if (mode === 'transparent' && !fresh) {
       await page.goto(base + '/about' + query)
@@ -505,12 +515,13 @@ try {
   console.error(`page-load: machine: ${speedBefore} ms for the reference work (bench/machine-speed.js; lower is faster)`)
   for (const profile of profiles) {
     const results = await runProfile(profile)
-    printTable({ engine: hedge === HEDGE_PREFERENCES[0] ? engine : `${engine}, data-hedge=${hedge}`, visits, profile }, results)
+    const settings = [hedge === HEDGE_PREFERENCES[0] ? '' : `, data-hedge=${hedge}`, cpuSlowdown > 1 ? `, CPU ${cpuSlowdown}× slower` : ''].join('')
+    printTable({ engine: engine + settings, visits, profile }, results)
     out[`${profile.rttMs}/${profile.mbps}`] = results
   }
   const machine = { referenceMs: { before: speedBefore, after: machineSpeed().referenceMs } }
   console.log(`machine: ${machine.referenceMs.before} ms for the reference work before, ${machine.referenceMs.after} after (bench/machine-speed.js; lower is faster)`)
-  console.log(JSON.stringify({ engine, hedge, visits, holders: holderCount, coordinatorRttMs: coordinatorRtt, machine, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
+  console.log(JSON.stringify({ engine, hedge, visits, holders: holderCount, coordinatorRttMs: coordinatorRtt, cpuSlowdown, machine, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
   process.exit(0)
 } catch (err) {
   console.error('page-load: failed:', err)
