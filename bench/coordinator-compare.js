@@ -44,7 +44,7 @@ import { checkRuns, latencyServers, latencyWorkload, memoryArgs, memoryServers, 
 import { runLoad, stopRunning } from './coordinator-load/compare-run.js'
 import { UsageError } from './coordinator-load/options.js'
 import { round, roundRatios, spread, summariseRuns, target } from './coordinator-load/compare-summary.js'
-import { machineSpeed } from './machine-speed.js'
+import { machineSpeedSpan } from './machine-speed.js'
 
 /** @typedef {import('./coordinator-load/compare-summary.js').Run} Run */
 /** @typedef {import('./coordinator-load/compare-options.js').Workload} Workload */
@@ -245,17 +245,15 @@ async function main () {
     })
   }
   const has = (/** @type {string} */ phase) => flags.phases.includes(phase)
-  // The machine's speed before and after, beside the figures (bench/machine-speed.js).
-  const speedBefore = machineSpeed().referenceMs
-  log(`machine: ${speedBefore} ms for the reference work (bench/machine-speed.js; lower is faster)`)
+  // The machine's speed before and after, beside the figures.
+  const speedEnd = machineSpeedSpan(log)
   progress.total = (has('throughput') ? flags.rounds * flags.workloads.reduce((n, w) => n + serversOf(flags, w).length, 0) : 0) +
     (has('latency') ? flags.rounds * latencyServers(flags).length : 0) + (has('memory') ? memoryServers(flags).length : 0)
   const throughput = has('throughput') ? await throughputPhase(flags) : {}
   const latency = has('latency') ? await latencyPhase(flags, throughput[latencyWorkload(flags)]?.runs) : null
   const memory = has('memory') ? await memoryPhase(flags) : null
   const workloads = Object.fromEntries(Object.entries(throughput).map(([w, { report }]) => [w, report]))
-  const machine = { referenceMs: { before: speedBefore, after: machineSpeed().referenceMs } }
-  log(`machine: ${machine.referenceMs.after} ms for the reference work at the end`)
+  const machine = speedEnd()
   console.log(JSON.stringify({
     rounds: flags.rounds,
     seconds: Number(flags.seconds),

@@ -9,8 +9,8 @@
  * needs the machine's speed beside it.
  *
  * `machineSpeed()` returns the median of a few timed runs after a warm-up,
- * in ms (lower is faster). Benches print it at their start and end, since
- * the machine may change during a run:
+ * in ms (lower is faster). Benches print it at their start and end
+ * (`machineSpeedSpan`), since the machine may change during a run:
  *
  *   node bench/machine-speed.js      prints one JSON line: {"referenceMs": …, "runsMs": […]}
  */
@@ -59,6 +59,22 @@ export function machineSpeed ({ runs = 5, units = 40 } = {}) {
   if (sink < 0) throw new Error('unreachable')
   const sorted = [...runsMs].sort((a, b) => a - b)
   return { referenceMs: sorted[Math.floor(sorted.length / 2)], runsMs }
+}
+
+/**
+ * A bench's run measured beside the machine's speed: taken now (and logged),
+ * and again by the function returned, at the run's end.
+ * @param {(line: string) => void} log
+ * @returns {() => { referenceMs: { before: number, after: number } }} the speed before and after, for the bench's JSON
+ */
+export function machineSpeedSpan (log) {
+  const before = machineSpeed().referenceMs
+  log(`machine: ${before} ms for the reference work (bench/machine-speed.js; lower is faster)`)
+  return () => {
+    const after = machineSpeed().referenceMs
+    log(`machine: ${after} ms for the reference work at the end`)
+    return { referenceMs: { before, after } }
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(JSON.stringify(machineSpeed()))

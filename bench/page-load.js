@@ -82,7 +82,7 @@ import { startSlowOrigin } from './slow-origin.js'
 import { startDistantTcp } from './distant-tcp.js'
 import { printTable, summarize } from './page-load-report.js'
 import { HEDGE_PREFERENCES } from '../policy/hedge-rule.js'
-import { machineSpeed } from './machine-speed.js'
+import { machineSpeedSpan } from './machine-speed.js'
 import { hideCandidates } from '../swarm/src/browser-visitor.js'
 
 const HELP = `node bench/page-load.js [options]
@@ -510,17 +510,15 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
 try {
   /** @type {Record<string, any>} */
   const out = {}
-  // The machine's speed before and after, beside the figures (bench/machine-speed.js).
-  const speedBefore = machineSpeed().referenceMs
-  console.error(`page-load: machine: ${speedBefore} ms for the reference work (bench/machine-speed.js; lower is faster)`)
+  // The machine's speed before and after, beside the figures.
+  const speedEnd = machineSpeedSpan((line) => console.error(`page-load: ${line}`))
   for (const profile of profiles) {
     const results = await runProfile(profile)
-    const settings = [hedge === HEDGE_PREFERENCES[0] ? '' : `, data-hedge=${hedge}`, cpuSlowdown > 1 ? `, CPU ${cpuSlowdown}× slower` : ''].join('')
+    const settings = `${hedge === HEDGE_PREFERENCES[0] ? '' : `, data-hedge=${hedge}`}${cpuSlowdown > 1 ? `, CPU ${cpuSlowdown}× slower` : ''}`
     printTable({ engine: engine + settings, visits, profile }, results)
     out[`${profile.rttMs}/${profile.mbps}`] = results
   }
-  const machine = { referenceMs: { before: speedBefore, after: machineSpeed().referenceMs } }
-  console.log(`machine: ${machine.referenceMs.before} ms for the reference work before, ${machine.referenceMs.after} after (bench/machine-speed.js; lower is faster)`)
+  const machine = speedEnd()
   console.log(JSON.stringify({ engine, hedge, visits, holders: holderCount, coordinatorRttMs: coordinatorRtt, cpuSlowdown, machine, profiles: out, seconds: Math.round((Date.now() - started) / 1000) }))
   process.exit(0)
 } catch (err) {
