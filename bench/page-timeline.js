@@ -12,6 +12,7 @@
  *   imgReq      the first image request reached the worker (resource timing's workerStart)
  *   hello       the page's script said hello to its worker
  *   via         the worker said its own coordinator socket is up (worker-socket.js)
+ *   expect      the worker's `expect` reached the page (it will be asked for peer bytes)
  *   get         the worker's first `get` reached the page (a request waiting for peers)
  *   wsNew       the client made its coordinator socket
  *   ws          the coordinator's socket opened
@@ -20,6 +21,7 @@
  *   lookup      the first lookup went out (over the page's socket or its worker's)
  *   holders     its reply came in
  *   viaWorker   1 when the first lookup went through the worker's socket, else 0
+ *   offers      how many offers the first lookup carried
  *   channel     the first data channel opened
  *   imgResp     the first image's response began (the worker answered)
  *   img1        the first image of the viewport showed
@@ -69,6 +71,7 @@ export function recordTimeline () {
         if (m.type === 'lookup' && !('lookup' in at)) {
           mark('lookup')
           at.viaWorker = 0
+          at.offers = m.offers?.length ?? 0
         }
       } catch {}
       super.send(data)
@@ -97,6 +100,7 @@ export function recordTimeline () {
       if (msg?.maygh === 'frame' && msg.msg?.type === 'lookup' && !('lookup' in at)) {
         mark('lookup')
         at.viaWorker = 1
+        at.offers = msg.msg.offers?.length ?? 0
       }
       return post.call(this, msg, ...rest)
     }
@@ -109,6 +113,7 @@ export function recordTimeline () {
     }
     navigator.serviceWorker?.addEventListener('message', (e) => {
       if (e.data?.maygh === 'get') mark('get')
+      if (e.data?.maygh === 'expect') mark('expect')
       if (e.data?.maygh === 'via' && e.data.id) mark('via')
       if (e.data?.maygh === 'frame' && e.data.msg?.type === 'holders') mark('holders')
     })
@@ -157,7 +162,7 @@ export function readTimeline () {
 }
 
 /** The steps in the order a page meets them. */
-const STEPS = ['html', 'script', 'exec', 'imgReq', 'hello', 'via', 'get', 'wsNew', 'ws', 'join', 'welcome', 'lookup', 'holders', 'viaWorker', 'channel', 'imgResp', 'img1', 'lcpImg', 'viewport', 'lcp', 'busy', 'longFrom', 'longTo']
+const STEPS = ['html', 'script', 'exec', 'imgReq', 'hello', 'expect', 'via', 'get', 'wsNew', 'ws', 'join', 'welcome', 'lookup', 'holders', 'viaWorker', 'offers', 'channel', 'imgResp', 'img1', 'lcpImg', 'viewport', 'lcp', 'busy', 'longFrom', 'longTo']
 
 /**
  * Median of each step over the visits that reached it.

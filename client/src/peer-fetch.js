@@ -39,8 +39,16 @@ export class PeerFetch {
   #turn = 0
   /** whether this page has tried a channel while unreached (reach.js) */
   #probed = false
-  /** whether the page's first lookup has been gathered (it carries offers, protocol 3) */
+  /** whether a lookup of this page has carried offers (protocol 3: the first that may) */
   #offered = false
+  /**
+   * Whether this page's lookups are expected to find holders, so that its first carries offers
+   * (made beforehand when they can be): always where the page asks for itself; in transparent mode
+   * once its worker says it will ask this page for peer bytes (`expect`). Until then a lookup goes
+   * without: a first visitor's page, whose lookups find nobody, makes no offers at all (100–130 ms
+   * of a slow phone's main thread), and one that finds holders unforeseen reaches them by `connect`.
+   */
+  #expected
   /** @type {Promise<import('./peer-link.js').Signal[]> | undefined} offers for it made before the page joined */
   #offers
   /**
@@ -101,27 +109,34 @@ export class PeerFetch {
    */
   constructor (o) {
     this.#options = o
+    this.#expected = !o.relay
     this.#lookups = new TurnBatch(LIMITS.maxLookupHashes, () => {
       const route = this.#route()
       // Offers made beforehand serve either route: each is tied to the route its lookup went by (PeerPool.bind).
-      const offers = this.#offered ? null : this.#offers ?? o.pool.prepare(OFFERS, route)
-      this.#offered = true
+      const offers = this.#offered || !this.#expected ? null : this.#offers ?? o.pool.prepare(OFFERS, route)
+      if (offers) this.#offered = true
       return { route, offers }
     }, (hashes, { route, offers }) => this.#lookup(hashes, offers, route))
-    // A page its worker controls asks for peer bytes as soon as its script listens, and its first lookup
-    // waits for its offers (several tens of ms on a busy page): made now, while the page is still parsed,
-    // with the ICE servers an earlier page was told or the worker's socket was.
-    if (o.relay) {
-      this.#warm()
-      o.relay.on('up', () => this.#warm())
-    }
+    // The worker's socket came up (its ICE servers are known now): offers for a page it will ask, made now.
+    o.relay?.on('up', () => this.#warm())
   }
 
-  /** Make the first lookup's offers now, if the ICE servers are known and they are not made yet. */
+  /**
+   * The worker will ask this page for peer bytes (transparent mode: its `/held` check named a holder
+   * of something the page requested, or could not tell): its first lookup carries offers, made now,
+   * while the page is still parsed, so that the lookup does not wait for them (several tens of ms on
+   * a busy page).
+   */
+  expect () {
+    this.#expected = true
+    this.#warm()
+  }
+
+  /** Make the first lookup's offers now, if expected, the ICE servers are known and they are not made yet. */
   #warm () {
     const { signaling, relay, pool } = this.#options
     const route = relay?.joined ? relay : signaling
-    if (!this.#offered && !this.#offers && (route === relay || signaling.ice.iceServers?.length)) this.#offers = pool.prepare(OFFERS, route)
+    if (this.#expected && !this.#offered && !this.#offers && (route === relay || signaling.ice.iceServers?.length)) this.#offers = pool.prepare(OFFERS, route)
   }
 
   /**
@@ -477,7 +492,7 @@ export class PeerFetch {
       // Else the welcome tells them.
       if (!signaling.ice.iceServers?.length) await this.#options.ready
       else {
-        if (!this.#offered) this.#offers ??= pool.prepare(OFFERS)
+        if (this.#expected && !this.#offered) this.#offers ??= pool.prepare(OFFERS)
         if (!signaling.joining) await Promise.race([this.#options.ready, this.#joinSent()])
       }
       if (!signaling.joined && !signaling.joining) return []

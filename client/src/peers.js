@@ -156,6 +156,8 @@ export function startPeers (config, store, env = globalThis) {
     joinAs: () => ({ visitor, token: signaling?.token || undefined }),
     /** the holdings changed: announce them soon */
     changed: () => announcer?.schedule(),
+    /** The worker will ask this page for peer bytes (transparent mode's `expect`). */
+    expect: () => fetcher?.expect(),
     /** @type {import('./loader.js').Via['peers']} */
     // Whatever fails unforeseen on the peer path, the load goes to the origin, and the error is counted, not swallowed.
     peers: fetcher && ((url, name, how) => /** @type {PeerFetch} */ (fetcher).get(url, name, how).catch((err) => {

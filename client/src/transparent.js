@@ -102,6 +102,7 @@ export function startTransparent (config) {
     switch (m?.maygh) {
       case 'get': return answer(e.ports[0], m)
       case 'ping': return hello()
+      case 'expect': return peers.expect()
       case 'held': return holding(m)
       case 'via': return relay?.via(m)
       case 'frame': return relay?.frame(m.msg)

@@ -45,6 +45,12 @@
  *   have not been opening: reach.js) and then `{t: 'done', asset}` (null: no
  *   peer gave it); the worker may send `{t: 'cancel'}` first (the origin won).
  * - `ping`: a page whose `hello` the worker has not heard answers with one.
+ * - `expect`: the worker will ask this page for peer bytes: the `/held` check
+ *   of a request the page made before its `hello` named a holder, or could not
+ *   tell. Sent as soon as the worker knows, which may be before the page's
+ *   script listens (kept for it until then, unless the page finished parsing
+ *   first: so it is sent again after its `hello`). Until it comes, a page in
+ *   transparent mode makes no offers and its lookups carry none.
  * - `via {id, ice}`: the worker's socket is up as fetch-only peer `id` (with
  *   its welcome's ICE servers and policy), sent as the page says `hello`
  *   (before any `get`) and whenever it joins; `id` null: it is down (what
@@ -79,12 +85,13 @@
  * @typedef {Parameters<import('./stats.js').Stats['error']>[0]} ErrorEvent
  * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number, priority: import('../../policy/hedge-rule.js').Priority, originMs?: number | null }} Get
  * @typedef {{ maygh: 'ping' }} Ping
+ * @typedef {{ maygh: 'expect' }} Expect
  * @typedef {{ maygh: 'held', all?: string[], add?: string[], remove?: string[], bytes: number }} Held
  * @typedef {{ maygh: 'loaded', e: LoadEvent }} Loaded
  * @typedef {{ maygh: 'error', e: ErrorEvent }} Failure
  * @typedef {{ maygh: 'failed' }} Failed
  * @typedef {{ maygh: 'via', id: string | null, ice?: RTCConfiguration }} Via
- * @typedef {Get | Ping | Held | Loaded | Failure | Failed | Via | Frame} WorkerMessage what the worker sends a page
+ * @typedef {Get | Ping | Expect | Held | Loaded | Failure | Failed | Via | Frame} WorkerMessage what the worker sends a page
  */
 
 /**

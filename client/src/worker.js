@@ -80,7 +80,7 @@ const adopting = new Set()
  * it is helloDue() late.
  * `opened`: when its navigation reached the worker (performance.now(); undefined: not seen).
  * `pinged`: when it was last sent a ping.
- * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('../../policy/hedge-rule.js').Placement, opened?: number, pinged: number }} Page
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('../../policy/hedge-rule.js').Placement, opened?: number, pinged: number, expects?: boolean }} Page
  * @type {Map<string, Page>}
  */
 const pages = new Map()
@@ -373,8 +373,10 @@ function peersOf (clientId) {
     if (!pageOf(clientId).said) {
       // A piece is held by its asset's holders (they announce the asset, not its pieces).
       const asset = name.of ?? name.hash
+      if (!heldCheck) expecting(clientId)
       heldCheck?.held(asset).then((held) => {
         if (held === false) stop()
+        else expecting(clientId)
         unknownHeld.delete(asset)
         if (held === null) unknownHeld.add(asset)
         if (unknownHeld.size > UNKNOWN_MAX) unknownHeld.delete(/** @type {string} */ (unknownHeld.values().next().value))
@@ -388,6 +390,19 @@ function peersOf (clientId) {
       signal.removeEventListener('abort', stop)
     }
   }
+}
+
+/**
+ * Tell a page, once, that it will be asked for peer bytes (`expect`): at once,
+ * though its script may not listen yet (what is posted is kept for it until
+ * then), and again as it says hello.
+ * @param {string} clientId
+ */
+function expecting (clientId) {
+  const page = pageOf(clientId)
+  if (page.expects) return
+  page.expects = true
+  sw.clients.get(clientId).then((c) => toPage(c, { maygh: 'expect' }), () => {})
 }
 
 /**
@@ -444,6 +459,8 @@ sw.addEventListener('message', (event) => {
         if (p.opened !== undefined) helloPace = smooth(helloPace, performance.now() - p.opened)
       }
       p.said = true
+      // Again: told before its script listened, a page that had finished parsing by then missed it.
+      if (p.expects) toPage(source, { maygh: 'expect' })
       // Before any `get`: the page's first lookup may go through the worker's socket.
       if (socket.up) toPage(source, via())
       for (const msg of p.held.splice(0)) toPage(source, msg)

@@ -783,7 +783,7 @@ test('with the ICE servers an earlier page was told, the page\'s first lookup ca
   assert.deepEqual(bound, [{ p1: 'c0' }])
 })
 
-test('a page its worker controls (transparent mode) makes its offers at once and sends its first lookup through the worker\'s socket, once up, while its own has not joined; its holders are reached that way; once joined, its own', async () => {
+test('a page its worker controls (transparent mode) makes its offers once the worker expects it to be asked for peer bytes and its socket is up, and sends its first lookup through the worker\'s socket while its own has not joined; its holders are reached that way; once joined, its own', async () => {
   /** @param {string} name */
   const route = (name) => {
     /** @type {any[]} */
@@ -816,6 +816,7 @@ test('a page its worker controls (transparent mode) makes its offers at once and
     introduce: (/** @type {string[]} */ peers, /** @type {any} */ r) => calls.push(['introduce', peers, r.name])
   }
   const peers = new PeerFetch({ stats: new Stats(), signaling: /** @type {any} */ (own), relay: /** @type {any} */ (relay), pool: /** @type {any} */ (pool), ready: new Promise(() => {}), config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 } })
+  peers.expect()
   assert.deepEqual(calls, [], 'no ICE servers known yet: no offers')
   relay.id = 'worker~me'
   relay.joined = true
@@ -832,4 +833,40 @@ test('a page its worker controls (transparent mode) makes its offers at once and
   assert.equal(own.lookups.length, 1)
   assert.equal(own.lookups[0].offers, undefined, 'offers go with the first lookup only')
   assert.equal(calls.length, 3, 'holders its own socket named need no route of their own')
+})
+
+test('a page its worker has not said it will ask for peer bytes (transparent mode: a first visitor) makes no offers, and its lookups go without; once it says so, the next lookup carries them', async () => {
+  /** @type {any[]} */
+  const lookups = []
+  const relay = Object.assign(new Emitter(), {
+    id: 'worker~me',
+    joined: true,
+    joining: null,
+    stopped: false,
+    ice: { iceServers: [{ urls: 'stun:127.0.0.1:3478' }] },
+    unreachable: () => false,
+    send: () => true,
+    request: async (/** @type {any} */ m) => {
+      lookups.push(m)
+      return { type: 'holders', found: Object.fromEntries(m.hashes.map((/** @type {string} */ h) => [h, []])), offered: {} }
+    }
+  })
+  const own = Object.assign(new Emitter(), { id: null, joined: false, joining: null, stopped: false, ice: { iceServers: [{ urls: 'stun:127.0.0.1:3478' }] }, unreachable: () => false, send: () => true, request: async () => { throw new Error('not joined') } })
+  let prepared = 0
+  const pool = {
+    connected: () => [],
+    reaching: () => false,
+    prepare: async (/** @type {number} */ n) => { prepared += n; return [{ cid: 'c0', sdp: { type: 'offer', sdp: 'v=0' } }] },
+    bind: () => {},
+    introduce: () => {}
+  }
+  const peers = new PeerFetch({ stats: new Stats(), signaling: /** @type {any} */ (own), relay: /** @type {any} */ (relay), pool: /** @type {any} */ (pool), ready: new Promise(() => {}), config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 } })
+  relay.emit('up', null)
+  assert.deepEqual(await peers.holders(manifest.assets['/good.png'].hash), [])
+  assert.equal(prepared, 0, 'no offers made, the ICE servers known and the socket up')
+  assert.equal(lookups[0].offers, undefined)
+  peers.expect()
+  assert.equal(prepared, 3, 'made as soon as it is expected')
+  await peers.holders(manifest.assets['/other.png'].hash)
+  assert.deepEqual(lookups[1].offers.map((/** @type {any} */ o) => o.cid), ['c0'])
 })

@@ -101,13 +101,27 @@ async function visitor (kind, options = {}) {
   const logs = []
   tab.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`))
   tab.on('pageerror', (e) => logs.push(`pageerror: ${e.message}`))
-  // What the worker told each page of its loads (where from, how long), for failures to show.
+  // What the worker told each page of its loads (where from, how long), for failures to show; whether
+  // it told the page to expect to be asked for peer bytes; and how many peer connections the page made.
   await tab.addInitScript(() => {
     const told = /** @type {unknown[]} */ ([])
+    const made = { expects: 0, connections: 0 }
     Object.defineProperty(globalThis, '__loads', { value: told })
+    Object.defineProperty(globalThis, '__made', { value: made })
     navigator.serviceWorker?.addEventListener('message', (e) => {
       if (e.data?.maygh === 'loaded' || e.data?.maygh === 'error') told.push({ [e.data.maygh]: e.data.e, at: Math.round(performance.now()) })
+      if (e.data?.maygh === 'expect') made.expects++
     })
+    const Real = globalThis.RTCPeerConnection
+    if (Real) {
+      globalThis.RTCPeerConnection = class extends Real {
+        /** @param {RTCConfiguration} [config] */
+        constructor (config) {
+          super(config)
+          made.connections++
+        }
+      }
+    }
   })
   return {
     tab,
@@ -119,6 +133,8 @@ async function visitor (kind, options = {}) {
     },
     stats: () => tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
     loads: () => tab.evaluate(() => /** @type {any} */ (globalThis).__loads),
+    /** @returns {Promise<{ expects: number, connections: number }>} this page's */
+    made: () => tab.evaluate(() => /** @type {any} */ (globalThis).__made),
     close: () => browser.close()
   }
 }
@@ -171,6 +187,7 @@ for (const [first, second] of /** @type {const} */ ([['chromium', 'firefox'], ['
       assert.equal(sb.peer.count, LOADED.length, `every image and the style sheet from A (${JSON.stringify(sb.errors)})`)
       assert.equal(sb.origin.count, 0)
       assert.equal((await a.stats()).served.count, LOADED.length, 'A served them')
+      assert.ok((await b.made()).expects >= 1, 'B\'s worker told its page it would ask it for peer bytes')
       assert.deepEqual([...a.logs, ...b.logs].filter((l) => l.startsWith('pageerror')), [])
     } finally {
       await a.close()
@@ -336,6 +353,22 @@ for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
     } finally {
       await a.close()
       await b.close()
+    }
+  })
+
+  test(`${kind}: a page whose images nobody holds (a first visitor's) is not told to expect to be asked for peer bytes, and makes no peer connection at all`, { timeout: 60000 }, async () => {
+    const v = await visitor(kind)
+    try {
+      await v.open('/about.html')
+      const before = imageBytes()
+      await v.open('/')
+      await assertShown(v.tab)
+      const s = await v.stats()
+      assert.equal(s.peer.count, 0)
+      assert.ok(imageBytes() > before, 'from the origin')
+      assert.deepEqual(await v.made(), { expects: 0, connections: 0 }, 'no offers made, no lookup carrying any')
+    } finally {
+      await v.close()
     }
   })
 
