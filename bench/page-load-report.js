@@ -115,9 +115,29 @@ export function summarize (runs, scenario, shopImageBytes) {
   }
 }
 
+/** The figures an A/B (`--base`) compares, each a p50 and a p95. */
+const COMPARED = /** @type {const} */ (['viewportP50', 'viewportP95', 'allP50', 'allP95', 'lcpP50', 'lcpP95'])
+
+/**
+ * This tree's maygh visits against another's (`--base`), made alternately in
+ * one run: each figure's ratio, this tree's over the other's (below 1: this
+ * tree's is sooner); and the share of image bytes each saved the origin.
+ * @param {ReturnType<typeof summarize>} ours
+ * @param {ReturnType<typeof summarize>} base
+ */
+export function abRatios (ours, base) {
+  const out = /** @type {Record<typeof COMPARED[number], number | null>} */ ({})
+  for (const k of COMPARED) {
+    const a = ours.maygh[k]
+    const b = base.maygh[k]
+    out[k] = a === null || b === null ? null : ratio(a, b)
+  }
+  return { ...out, peerOrStoreShare: ours.peerOrStoreShare, basePeerOrStoreShare: base.peerOrStoreShare }
+}
+
 /**
  * @param {{ engine: string, visits: number, profile: { rttMs: number, mbps: number } }} run
- * @param {Record<string, ReturnType<typeof summarize>>} results
+ * @param {Record<string, ReturnType<typeof summarize> & { base?: ReturnType<typeof summarize>, ab?: ReturnType<typeof abRatios> }>} results
  */
 export function printTable ({ engine, visits, profile }, results) {
   const na = (/** @type {number | null} */ x) => x === null ? 'n/a' : String(x)
@@ -141,5 +161,16 @@ export function printTable ({ engine, visits, profile }, results) {
     const wasted = `${na(r.wastedShare)} (${kb(r.wastedBytes)} / ${kb(r.servedBytes)})`
     console.log(`${name.padEnd(23)}${`${kb(r.maygh.originImageBytesPerVisit)} / ${kb(r.none.originImageBytesPerVisit)} / ${kb(r.shopImageBytes)}`.padEnd(36)}` +
       `${String(r.peerOrStoreShare).padEnd(15)}${String(r.peerShare).padEnd(12)}${wasted.padEnd(22)}${goals.join(', ')}: ${verdict}`)
+  }
+  if (!Object.values(results).some((r) => r.ab)) return
+  console.log('\nA/B in one run (--base): this tree\'s maygh visits against the other checkout\'s, made alternately; ms, p50 / p95; ratios this tree / base (below 1: this tree sooner)')
+  console.log('mode/scenario          viewport new     viewport base    ratios       all new          all base         ratios       LCP new          LCP base         ratios       peer or store new / base')
+  for (const [name, r] of Object.entries(results)) {
+    const { base, ab } = r
+    if (!base || !ab) continue
+    const two = (/** @type {number | null} */ a, /** @type {number | null} */ b) => `${na(a)} / ${na(b)}`.padEnd(13)
+    console.log(`${name.padEnd(23)}${pair(r.maygh.viewportP50, r.maygh.viewportP95)}${pair(base.maygh.viewportP50, base.maygh.viewportP95)}${two(ab.viewportP50, ab.viewportP95)}` +
+      `${pair(r.maygh.allP50, r.maygh.allP95)}${pair(base.maygh.allP50, base.maygh.allP95)}${two(ab.allP50, ab.allP95)}` +
+      `${pair(r.maygh.lcpP50, r.maygh.lcpP95)}${pair(base.maygh.lcpP50, base.maygh.lcpP95)}${two(ab.lcpP50, ab.lcpP95)}${ab.peerOrStoreShare} / ${ab.basePeerOrStoreShare}`)
   }
 }

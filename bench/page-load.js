@@ -64,23 +64,23 @@
  *
  *   node bench/page-load.js [--profiles 80/5,200/2] [--visits 20] [--holders 3]
  *     [--modes transparent,elements] [--scenarios first,newcomer,holders,down,silent,liar] [--max-seconds 3000]
+ *     [--base DIR: an A/B in one run against another checkout, its visits alternating with this tree's]
  *
  * Run it inside the loopback-only namespace, like the end-to-end tests:
  *   unshare -n sh -c 'ip link set lo up && ip route add default dev lo src 127.0.0.1 && exec "$@"' sh node bench/page-load.js
  */
+import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { buildClient } from '../client/build.js'
-import { startCoordinator } from '../coordinator/src/server.js'
-import { startDemoSite } from '../demo-site/src/server.js'
 import { launchBrowser, until } from '../test/support/browsers.js'
 import { freePort } from '../test/support/redis-server.js'
 import { medianTimeline, readTimeline, recordTimeline, timelineLine } from './page-timeline.js'
 import { startSlowOrigin } from './slow-origin.js'
 import { startDistantTcp } from './distant-tcp.js'
-import { printTable, summarize } from './page-load-report.js'
+import { abRatios, printTable, summarize } from './page-load-report.js'
 import { HEDGE_PREFERENCES } from '../policy/hedge-rule.js'
 import { machineSpeedSpan } from './machine-speed.js'
 import { hideCandidates } from '../swarm/src/browser-visitor.js'
@@ -104,6 +104,12 @@ const HELP = `node bench/page-load.js [options]
                     (default 1: the machine's own speed)
   --per-visit       also print one JSON line per visit (scenario, kind, its times, the image
                     bytes the origin sent, its timeline with --timeline): the tails behind a p95
+  --base DIR        an A/B in one run: DIR is another checkout of this repository (a git worktree
+                    of the commit before, say); each scenario's maygh visits alternate between
+                    DIR's client, coordinator and demo site and this tree's, each with its own
+                    holders and distant origin, in the same browsers, so that what else the
+                    machine does falls on both alike; prints a third table, this tree's p50 and
+                    p95 against DIR's, and puts DIR's figures under \`base\` in the JSON
 
 Prints two tables per profile and one JSON line: per mode and scenario the
 p50/p95 time until the viewport's images show, until all images do, and the
@@ -134,6 +140,7 @@ const { values } = parseArgs({
     'coordinator-rtt': { type: 'string', default: '0' },
     'per-visit': { type: 'boolean', default: false },
     'cpu-slowdown': { type: 'string', default: '1' },
+    base: { type: 'string' },
     help: { type: 'boolean', default: false }
   }
 })
@@ -175,6 +182,10 @@ const coordinatorRtt = intFlag('coordinator-rtt', 0, 5000)
 const perVisit = values['per-visit'] === true
 const cpuSlowdown = intFlag('cpu-slowdown', 1, 20)
 if (cpuSlowdown > 1 && engine !== 'chromium') usage('--cpu-slowdown needs --engine chromium (Firefox has no CPU throttling to drive)')
+/** this checkout, and the one --base names (null: no A/B) */
+const here = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const baseDir = values.base === undefined ? null : resolve(values.base)
+if (baseDir !== null && !existsSync(join(baseDir, 'client', 'build.js'))) usage(`--base: ${baseDir} is not a checkout of this repository (no client/build.js)`)
 /** the shop's script tag: the client's defaults, or the preference asked for */
 /** @type {Record<string, string>} */
 const clientData = hedge === HEDGE_PREFERENCES[0] ? {} : { hedge }
@@ -307,100 +318,146 @@ function silence () {
 }
 
 /**
- * One profile: a fresh coordinator, demo site and distant-origin proxy.
+ * One side of a run: a checkout's client (built from its source), coordinator
+ * and demo site, behind a distant-origin proxy of its own, and the holders
+ * opened on it. Without --base there is one, this tree's; with it, DIR's too.
+ * @param {string} root the checkout
  * @param {{ rttMs: number, mbps: number }} profile
  */
-async function runProfile (profile) {
+async function openSide (root, profile) {
+  const load = (/** @type {string} */ path) => import(pathToFileURL(join(root, path)).href)
+  const [{ buildClient }, { startCoordinator }, { startDemoSite }] = await Promise.all([load('client/build.js'), load('coordinator/src/server.js'), load('demo-site/src/server.js')])
   const dir = await mkdtemp(join(tmpdir(), 'maygh-bench-'))
   const { outdir } = await buildClient({ outdir: dir })
   const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
-  /** Sessions that hold something: the holders' pages (the sockets their workers keep hold nothing; a visitor's page once it has gone, none). */
-  const holding = () => [...coordinator.sessions.values()].filter((s) => s.assets.size > 0).length
   // The coordinator as far away as asked: its pages (and workers) reach it through the relay.
   const far = coordinatorRtt ? await startDistantTcp({ port: Number(new URL(coordinator.url).port), rttMs: coordinatorRtt }) : null
   const coordinatorUrl = far ? `ws://127.0.0.1:${far.port}` : coordinator.url
   const site = await startDemoSite({ port: 0, host: '127.0.0.1', coordinatorUrl, clientDir: outdir, clientData })
   const origin = await startSlowOrigin({ target: site.url, ...profile })
   const refused = `ws://127.0.0.1:${await freePort()}`
-  const shopImageBytes = await imageBytesOfShop(site.url)
   origin.html = (html, url) => {
     const variant = url.searchParams.get('bench')
     if (variant === 'none') return html.replace(/<script src="\/maygh(-elements)?\.js"[^>]*><\/script>\n?/, '')
     if (variant === 'down') return html.replace(/data-coordinator="[^"]*"/, `data-coordinator="${refused}"`)
     return html
   }
+  return {
+    origin,
+    site,
+    /** @type {import('playwright-core').BrowserContext[]} */
+    holders: [],
+    /** Sessions that hold something: the holders' pages (the sockets their workers keep hold nothing; a visitor's page once it has gone, none). */
+    holding: () => [...coordinator.sessions.values()].filter((/** @type {any} */ s) => s.assets.size > 0).length,
+    // Its holders close with their browser.
+    async close () {
+      await origin.close()
+      await site.close()
+      await far?.close()
+      await coordinator.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+}
+/** @typedef {Awaited<ReturnType<typeof openSide>>} Side */
+
+/**
+ * One profile: a fresh side (two with --base), and the browsers.
+ * @param {{ rttMs: number, mbps: number }} profile
+ */
+async function runProfile (profile) {
+  /** @type {Side[]} this tree's last: the origin-only visits go to its origin */
+  const sides = []
   // Holders in one browser process, the visitor under measurement in another.
   const holderBrowser = await launchBrowser(engine)
   const visitorBrowser = await launchBrowser(engine)
   /** @type {Record<string, any>} */
   const results = {}
   try {
+    if (baseDir !== null) sides.push(await openSide(baseDir, profile))
+    sides.push(await openSide(here, profile))
+    const ours = sides[sides.length - 1]
+    const shopImageBytes = await imageBytesOfShop(ours.site.url)
     for (const mode of modes) {
       const shop = mode === 'transparent' ? '/' : '/elements'
-      /** @type {import('playwright-core').BrowserContext[]} */
-      let holders = []
       for (const scenario of scenarios) {
         // An elements-mode visitor's first view is its holders scenario.
         if (scenario === 'newcomer' && mode !== 'transparent') continue
         const wantHolders = scenario === 'first' || scenario === 'down' ? 0 : holderCount
-        if (holders.length !== wantHolders) {
-          for (const h of holders) await h.close()
-          holders = []
-          for (let i = 0; i < wantHolders; i++) holders.push(await openHolder(holderBrowser, origin.url + shop))
+        for (const side of sides) {
+          if (side.holders.length !== wantHolders) {
+            for (const h of side.holders) await h.close()
+            side.holders = []
+            for (let i = 0; i < wantHolders; i++) side.holders.push(await openHolder(holderBrowser, side.origin.url + shop))
+          }
+          if (scenario === 'silent') await side.holders[0].pages()[0].evaluate(silence)
+          if (scenario === 'liar') await side.holders[0].pages()[0].evaluate(hideCandidates)
+          await until(async () => side.holding() === side.holders.length)
         }
-        if (scenario === 'silent') await holders[0].pages()[0].evaluate(silence)
-        if (scenario === 'liar') await holders[0].pages()[0].evaluate(hideCandidates)
-        await until(async () => holding() === holders.length)
         // The silent holder's `served` counts bytes its patched send() dropped: not an upload.
-        const answering = scenario === 'silent' || scenario === 'liar' ? holders.slice(1) : holders
-        /** @type {import('./page-load-report.js').Runs} */
-        const runs = { maygh: [], none: [] }
-        /** UDP datagrams the maygh visits received, and dropped (udpCounters) */
-        const udp = { datagrams: 0, dropped: 0 }
+        const answering = (/** @type {Side} */ side) => scenario === 'silent' || scenario === 'liar' ? side.holders.slice(1) : side.holders
+        /** @type {import('./page-load-report.js').Run[]} the origin-only visits, which the sides share */
+        const none = []
+        /** @type {{ maygh: import('./page-load-report.js').Run[], udp: { datagrams: number, dropped: number } }[]} each side's maygh visits, and the UDP datagrams they received and dropped (udpCounters) */
+        const bySide = sides.map(() => ({ maygh: [], udp: { datagrams: 0, dropped: 0 } }))
         for (let i = 0; i < visits; i++) {
+          // Each side's visit first in turn.
+          const order = sides.map((_, k) => (k + i) % sides.length)
           for (const kind of /** @type {const} */ (['none', 'maygh'])) {
-            const variant = kind === 'none' ? 'none' : scenario === 'down' ? 'down' : 'maygh'
-            const servedBefore = await servedBy(answering)
-            const udpBefore = await udpCounters()
-            const run = await visit(visitorBrowser, origin, { mode, shop, variant, fresh: scenario === 'newcomer' })
-            // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
-            await until(async () => holding() === holders.length)
-            const udpAfter = await udpCounters()
-            if (kind === 'maygh' && udpBefore && udpAfter) {
-              udp.datagrams += udpAfter.datagrams - udpBefore.datagrams
-              udp.dropped += udpAfter.dropped - udpBefore.dropped
-            }
-            runs[kind].push({ ...run, servedBytes: await servedBy(answering) - servedBefore })
-            if (perVisit) {
-              const { viewportMs, allMs, lcpMs, originImageBytes, steps } = run
-              console.error(JSON.stringify({ profile: `${profile.rttMs}/${profile.mbps}`, scenario: `${mode}/${scenario}`, kind, viewportMs: Math.round(viewportMs), allMs: Math.round(allMs), lcpMs, originImageBytes, ...(steps && { steps }) }))
+            for (const k of kind === 'none' ? [sides.length - 1] : order) {
+              const side = sides[k]
+              const variant = kind === 'none' ? 'none' : scenario === 'down' ? 'down' : 'maygh'
+              const servedBefore = await servedBy(answering(side))
+              const udpBefore = await udpCounters()
+              const run = await visit(visitorBrowser, side.origin, { mode, shop, variant, fresh: scenario === 'newcomer' })
+              // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
+              await until(async () => side.holding() === side.holders.length)
+              const udpAfter = await udpCounters()
+              if (kind === 'maygh' && udpBefore && udpAfter) {
+                bySide[k].udp.datagrams += udpAfter.datagrams - udpBefore.datagrams
+                bySide[k].udp.dropped += udpAfter.dropped - udpBefore.dropped
+              }
+              const measured = { ...run, servedBytes: await servedBy(answering(side)) - servedBefore }
+              if (kind === 'none') none.push(measured)
+              else bySide[k].maygh.push(measured)
+              if (perVisit) {
+                const { viewportMs, allMs, lcpMs, originImageBytes, steps } = run
+                console.error(JSON.stringify({ profile: `${profile.rttMs}/${profile.mbps}`, scenario: `${mode}/${scenario}`, kind, ...(sides.length > 1 && kind === 'maygh' && { side: k === sides.length - 1 ? 'new' : 'base' }), viewportMs: Math.round(viewportMs), allMs: Math.round(allMs), lcpMs, originImageBytes, ...(steps && { steps }) }))
+              }
             }
           }
         }
-        results[`${mode}/${scenario}`] = { ...summarize(runs, scenario, shopImageBytes), udp }
-        if (udp.datagrams) console.error(`page-load: ${mode}/${scenario}: the maygh visits' UDP datagrams (peers' channels, STUN) dropped by full receive buffers: ${udp.dropped} of ${udp.datagrams} (${(100 * udp.dropped / udp.datagrams).toFixed(1)} %)`)
-        if (timeline) {
-          const medians = { maygh: medianTimeline(runs.maygh.map((r) => r.steps ?? {})), none: medianTimeline(runs.none.map((r) => r.steps ?? {})) }
-          results[`${mode}/${scenario}`].timeline = medians
-          console.error(timelineLine(`${mode}/${scenario}`, medians))
+        const summed = bySide.map(({ maygh, udp }) => ({
+          ...summarize({ maygh, none }, scenario, shopImageBytes),
+          udp,
+          timeline: timeline ? { maygh: medianTimeline(maygh.map((r) => r.steps ?? {})), none: medianTimeline(none.map((r) => r.steps ?? {})) } : undefined
+        }))
+        const result = results[`${mode}/${scenario}`] = summed[summed.length - 1]
+        if (sides.length > 1) Object.assign(result, { base: summed[0], ab: abRatios(result, summed[0]) })
+        for (const [k, { udp }] of bySide.entries()) {
+          const which = sides.length > 1 ? (k === sides.length - 1 ? ' (this tree)' : ' (--base)') : ''
+          if (udp.datagrams) console.error(`page-load: ${mode}/${scenario}${which}: the maygh visits' UDP datagrams (peers' channels, STUN) dropped by full receive buffers: ${udp.dropped} of ${udp.datagrams} (${(100 * udp.dropped / udp.datagrams).toFixed(1)} %)`)
+          const steps = summed[k].timeline
+          if (steps) console.error(timelineLine(`${mode}/${scenario}${which}`, steps))
         }
         console.error(`page-load: ${profile.rttMs}/${profile.mbps} ${mode}/${scenario} done after ${Math.round((Date.now() - started) / 1000)} s`)
         if (scenario === 'silent' || scenario === 'liar') {
-          for (const h of holders) await h.close()
-          holders = []
+          for (const side of sides) {
+            for (const h of side.holders) await h.close()
+            side.holders = []
+          }
         }
       }
-      for (const h of holders) await h.close()
+      for (const side of sides) {
+        for (const h of side.holders) await h.close()
+        side.holders = []
+      }
     }
     return results
   } finally {
     await holderBrowser.close()
     await visitorBrowser.close()
-    await origin.close()
-    await site.close()
-    await far?.close()
-    await coordinator.close()
-    await rm(dir, { recursive: true, force: true })
+    for (const side of sides) await side.close()
   }
 }
 
