@@ -106,6 +106,8 @@ export class PeerFetch {
    * @param {Promise<unknown>} o.ready resolves when joined or given up
    * @param {{ lookupTimeoutMs: number, connectTimeoutMs: number, quotaMb: number }} o.config
    * @param {import('./reach.js').Reach} [o.reach] whether this visitor's channels open at all: while they do not, its requests race the origin at once
+   * @param {boolean} [o.verifiedLater] the caller verifies what it is handed and reports a mismatch ({@link mismatch}):
+   *   transparent mode's worker does, off the page's main thread (SHA-256 of a page's images took 57 ms of it)
    */
   constructor (o) {
     this.#options = o
@@ -299,13 +301,23 @@ export class PeerFetch {
       } finally {
         this.#slots.give(peer, unsent)
       }
-      if (!(await matches(asset.bytes, part))) {
-        stats.rejected({ url, hash, peer })
-        this.#report(peer, hash, 'hash_mismatch')
+      if (!this.#options.verifiedLater && !(await matches(asset.bytes, part))) {
+        this.mismatch(url, hash, peer)
         continue
       }
       return { ...asset, peer }
     }
+  }
+
+  /**
+   * `peer` sent bytes that fail verification: counted, reported, and not asked again this session.
+   * @param {string} url for events
+   * @param {string} hash the asset (a pieced asset's own, for a part of it)
+   * @param {string} peer
+   */
+  mismatch (url, hash, peer) {
+    this.#options.stats.rejected({ url, hash, peer })
+    this.#report(peer, hash, 'hash_mismatch')
   }
 
   /**

@@ -34,6 +34,8 @@ import { read, write } from './storage.js'
  * @param {Promise<unknown>} store.opened resolves once `holdings` is known
  * @param {import('./worker-route.js').WorkerRoute} [store.relay] the worker's coordinator socket (transparent mode):
  *   the page's first lookups go that way while its own socket has not joined
+ * @param {boolean} [store.verifiedLater] peer bytes are verified where they are handed (transparent mode: by the
+ *   worker, which says `bad` of a mismatch): not on the page
  * @param {() => void} [store.off] the visitor opted out (transparent mode: its worker closes its socket)
  * @param {PageEnv} [env]
  */
@@ -108,7 +110,7 @@ export function startPeers (config, store, env = globalThis) {
         uplink.spend(bytes)
       }
     })
-    fetcher = new PeerFetch({ signaling, relay, pool, stats, ready, config, reach })
+    fetcher = new PeerFetch({ signaling, relay, pool, stats, ready, config, reach, verifiedLater: store.verifiedLater })
     if (config.usageMs > 0) usage = new UsageReport({ signaling, stats, intervalMs: config.usageMs, env })
     // Off: leave the coordinator (which lists nothing of ours from then on) and every peer.
     // Otherwise withdraw or announce at once, joining first if we had left.
@@ -158,6 +160,8 @@ export function startPeers (config, store, env = globalThis) {
     changed: () => announcer?.schedule(),
     /** The worker will ask this page for peer bytes (transparent mode's `expect`). */
     expect: () => fetcher?.expect(),
+    /** @type {(url: string, hash: string, peer: string) => void} bytes `peer` sent failed the worker's verification (`bad`) */
+    mismatch: (url, hash, peer) => fetcher?.mismatch(url, hash, peer),
     /** @type {import('./loader.js').Via['peers']} */
     // Whatever fails unforeseen on the peer path, the load goes to the origin, and the error is counted, not swallowed.
     peers: fetcher && ((url, name, how) => /** @type {PeerFetch} */ (fetcher).get(url, name, how).catch((err) => {

@@ -77,6 +77,8 @@ export function startTransparent (config) {
     read: (hash) => ask({ maygh: 'read', hash }),
     opened: new Promise((resolve) => { opened = () => resolve(undefined) }),
     relay,
+    // The worker verifies what peers sent before it keeps or shows any of it: off this page's main thread.
+    verifiedLater: true,
     // Opted out: the worker closes its socket too, and opens none until a page joins again.
     off: () => {
       relay?.via({ maygh: 'via', id: null })
@@ -103,6 +105,7 @@ export function startTransparent (config) {
       case 'get': return answer(e.ports[0], m)
       case 'ping': return hello()
       case 'expect': return peers.expect()
+      case 'bad': return peers.mismatch(m.url, m.hash, m.peer)
       case 'held': return holding(m)
       case 'via': return relay?.via(m)
       case 'frame': return relay?.frame(m.msg)

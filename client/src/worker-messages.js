@@ -43,7 +43,13 @@
  *   answers `{t: 'bytes'}` while peer bytes flow (at most one per 20 ms),
  *   `{t: 'race'}` when the origin should be asked now (this visitor's channels
  *   have not been opening: reach.js) and then `{t: 'done', asset}` (null: no
- *   peer gave it); the worker may send `{t: 'cancel'}` first (the origin won).
+ *   peer gave it), whose bytes the page has not verified: the worker checks
+ *   them against the name's SHA-256 before it keeps or answers with any of
+ *   them (off the page's main thread), and says `bad` of a mismatch; the
+ *   worker may send `{t: 'cancel'}` first (the origin won).
+ * - `bad {url, hash, peer}`: the bytes `peer` sent for `url` failed the
+ *   worker's verification (the request went on without them): the page counts
+ *   the rejection, reports `peer` for asset `hash` and asks it nothing more.
  * - `ping`: a page whose `hello` the worker has not heard answers with one.
  * - `expect`: the worker will ask this page for peer bytes: the `/held` check
  *   of a request the page made before its `hello` named a holder, or could not
@@ -86,19 +92,20 @@
  * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number, priority: import('../../policy/hedge-rule.js').Priority, originMs?: number | null }} Get
  * @typedef {{ maygh: 'ping' }} Ping
  * @typedef {{ maygh: 'expect' }} Expect
+ * @typedef {{ maygh: 'bad', url: string, hash: string, peer: string }} Bad
  * @typedef {{ maygh: 'held', all?: string[], add?: string[], remove?: string[], bytes: number }} Held
  * @typedef {{ maygh: 'loaded', e: LoadEvent }} Loaded
  * @typedef {{ maygh: 'error', e: ErrorEvent }} Failure
  * @typedef {{ maygh: 'failed' }} Failed
  * @typedef {{ maygh: 'via', id: string | null, ice?: RTCConfiguration }} Via
- * @typedef {Get | Ping | Expect | Held | Loaded | Failure | Failed | Via | Frame} WorkerMessage what the worker sends a page
+ * @typedef {Get | Ping | Expect | Bad | Held | Loaded | Failure | Failed | Via | Frame} WorkerMessage what the worker sends a page
  */
 
 /**
  * On a `get`'s port.
  * @typedef {{ t: 'bytes' }} GetProgress peer bytes are flowing (the hedge's clock restarts)
  * @typedef {{ t: 'race' }} GetRace ask the origin now (peers are still tried: the first whole copy wins)
- * @typedef {{ t: 'done', asset: PeerAsset | null }} GetDone
+ * @typedef {{ t: 'done', asset: PeerAsset | null }} GetDone `asset`: not verified yet (the worker does)
  * @typedef {GetProgress | GetRace | GetDone} GetReply what the page answers
  * @typedef {{ t: 'cancel' }} GetCancel what the worker may send first
  */

@@ -428,7 +428,17 @@ async function fromPage (client, url, name, { signal, onBytes, deadline, priorit
       const reply = /** @type {import('./worker-messages.js').GetReply | undefined} */ (data)
       if (reply?.t === 'bytes') onBytes()
       else if (reply?.t === 'race') race()
-      else end(reply?.asset ?? null)
+      else if (!reply?.asset) end(null)
+      else {
+        // The page hands peer bytes over unverified: checked here, off its main thread, before anything keeps
+        // or shows them. A mismatch is told to the page (it reports the peer and asks it nothing more), and
+        // the request goes on as if no peer had given it.
+        const asset = reply.asset
+        matches(asset.bytes, name.hash).then((ok) => {
+          if (!ok) toPage(client, { maygh: 'bad', url, hash: name.of ?? name.hash, peer: asset.peer })
+          end(ok ? asset : null)
+        }, () => end(null))
+      }
     }
     signal.addEventListener('abort', () => {
       port1.postMessage(/** @satisfies {import('./worker-messages.js').GetCancel} */ ({ t: 'cancel' }))

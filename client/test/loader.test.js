@@ -92,7 +92,7 @@ after(() => {
  * deadline for every request), or `hedge` gives the rule's settings. With
  * `stream`, the origin's answer is passed on as it begins once it is the
  * only source, as the worker does (`streamed`), else not (as in a page).
- * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../../policy/hedge-rule.js').HedgeSettings, reach?: Reach, stream?: boolean }} [o]
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../../policy/hedge-rule.js').HedgeSettings, reach?: Reach, stream?: boolean, verifiedLater?: boolean }} [o]
  */
 function setup (o = {}) {
   hits = {}
@@ -195,7 +195,8 @@ function setup (o = {}) {
     pool: /** @type {any} */ (pool),
     ready: Promise.resolve(true),
     config: { lookupTimeoutMs: o.lookupTimeoutMs ?? 100, connectTimeoutMs: o.connectTimeoutMs ?? 5000, quotaMb: 50 },
-    reach: o.reach
+    reach: o.reach,
+    verifiedLater: o.verifiedLater
   })
   const clock = new OriginClock(o.hedge ?? { hedge: 'latency', hedgeMinMs: o.hedgeMs ?? 60000, hedgeMaxMs: o.hedgeMs ?? 60000 })
   const core = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock })
@@ -222,6 +223,23 @@ test('a peer\'s verified bytes are used and stored; the origin is not asked', as
   assert.equal(hits['/good.png'], undefined)
   assert.ok(cache.stored.has(manifest.assets['/good.png'].hash))
   assert.deepEqual(stats.counts.peer, { bytes: good.length, count: 1 })
+})
+
+test('where the caller verifies (transparent mode: the worker), peer bytes are handed over as they came; a mismatch it says of counts one rejection, reports the peer and asks it nothing more', async () => {
+  const tampered = Buffer.from(good)
+  tampered[100] ^= 1
+  const s = setup({ peers: { bad: tampered, fine: good }, verifiedLater: true })
+  const hash = manifest.assets['/good.png'].hash
+  const got = await s.peers.get('/good.png', { hash }, { signal: new AbortController().signal, onBytes: () => {}, deadline: () => 60000, priority: () => 'viewport', originMs: () => null, race: () => {} })
+  assert.deepEqual(Buffer.from(/** @type {any} */ (got).bytes), tampered, 'not verified on the page')
+  assert.equal(got?.peer, 'bad')
+  assert.equal(s.stats.counts.rejected, 0)
+  s.peers.mismatch('/good.png', hash, 'bad')
+  assert.equal(s.stats.counts.rejected, 1)
+  assert.deepEqual(s.sent, [{ type: 'report', peer: 'bad', hash, reason: 'hash_mismatch' }])
+  assert.ok(s.dropped.includes('bad'), 'its channel dropped')
+  await s.peers.get('/good.png', { hash }, { signal: new AbortController().signal, onBytes: () => {}, deadline: () => 60000, priority: () => 'viewport', originMs: () => null, race: () => {} })
+  assert.deepEqual(s.asked, ['bad', 'fine'], 'not asked again')
 })
 
 test('bytes that fail verification count one rejection; the next holder is tried, then the origin', async () => {

@@ -21,7 +21,7 @@ import { buildClient } from '../../client/build.js'
 import { buildManifest, writePieceLists } from '../../client/manifest.js'
 import { startCoordinator } from '../../coordinator/src/server.js'
 import { DEFAULT_PUBLIC_DIR, ensureGenerated } from '../../demo-site/src/images.js'
-import { launchBrowser, until } from '../support/browsers.js'
+import { corruptReplies, launchBrowser, until } from '../support/browsers.js'
 import { startStaticSite } from '../support/static-site.js'
 import { PIECED_ABOVE, PIECE_BYTES } from '../../protocol/index.js'
 
@@ -105,13 +105,20 @@ async function visitor (kind, options = {}) {
   // it told the page to expect to be asked for peer bytes; and how many peer connections the page made.
   await tab.addInitScript(() => {
     const told = /** @type {unknown[]} */ ([])
-    const made = { expects: 0, connections: 0 }
+    const made = { expects: 0, connections: 0, digests: 0 }
     Object.defineProperty(globalThis, '__loads', { value: told })
     Object.defineProperty(globalThis, '__made', { value: made })
     navigator.serviceWorker?.addEventListener('message', (e) => {
       if (e.data?.maygh === 'loaded' || e.data?.maygh === 'error') told.push({ [e.data.maygh]: e.data.e, at: Math.round(performance.now()) })
       if (e.data?.maygh === 'expect') made.expects++
     })
+    const digest = crypto.subtle?.digest
+    if (digest) {
+      crypto.subtle.digest = function (...args) {
+        made.digests++
+        return digest.apply(this, /** @type {any} */ (args))
+      }
+    }
     const Real = globalThis.RTCPeerConnection
     if (Real) {
       globalThis.RTCPeerConnection = class extends Real {
@@ -133,7 +140,7 @@ async function visitor (kind, options = {}) {
     },
     stats: () => tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
     loads: () => tab.evaluate(() => /** @type {any} */ (globalThis).__loads),
-    /** @returns {Promise<{ expects: number, connections: number }>} this page's */
+    /** @returns {Promise<{ expects: number, connections: number, digests: number }>} this page's (digests: SHA-256 it computed) */
     made: () => tab.evaluate(() => /** @type {any} */ (globalThis).__made),
     close: () => browser.close()
   }
@@ -197,6 +204,40 @@ for (const [first, second] of /** @type {const} */ ([['chromium', 'firefox'], ['
 }
 
 for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
+  test(`${kind}: bytes a peer corrupted on the wire are caught by the worker, which verifies them off the page's main thread: the page shows the origin's image, counts one rejection and reports the peer`, { timeout: 120000 }, async () => {
+    // An image none of the page's other assets has the size of: the holder recognises its reply header.
+    const sizes = await Promise.all(LOADED.map(async (path) => (await readFile(join(dir, path))).length))
+    const target = /** @type {string} */ (SHOWN.find((path) => sizes.filter((n) => n === sizes[LOADED.indexOf(path)]).length === 1))
+    const size = sizes[LOADED.indexOf(target)]
+    const reports = async () => Number(/^maygh_reports_total\{reason="hash_mismatch"\} (\d+)$/m.exec(await (await fetch(`${coordinator.httpUrl}/metrics`)).text())?.[1] ?? 0)
+    const a = await visitor(kind)
+    const b = await visitor(kind)
+    try {
+      await a.open('/')
+      await corruptReplies(a.tab, size)
+      await b.open('/about.html')
+      const before = await reports()
+      const requests = site.served.get(target)?.requests ?? 0
+      await b.open('/')
+      await assertShown(b.tab)
+      const sb = await b.stats()
+      assert.equal(sb.rejected, 1, `one rejection (${JSON.stringify(sb)})`)
+      assert.equal(await reports(), before + 1, 'the peer reported')
+      assert.equal((site.served.get(target)?.requests ?? 0) - requests, 1, `${target} from the origin`)
+      assert.equal((await b.made()).digests, 0, 'the page verified nothing itself')
+      const shown = await b.tab.evaluate(async (url) => {
+        const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await (await fetch(url)).arrayBuffer()))
+        return 'sha256-' + btoa(String.fromCharCode(...digest))
+      }, target)
+      assert.equal(shown, 'sha256-' + createHash('sha256').update(await readFile(join(dir, target))).digest('base64'), 'the genuine bytes')
+      // A is asked nothing more once reported: what had not come from it by then came from the origin.
+      assert.equal(sb.peer.count + sb.origin.count, LOADED.length, `every asset from A or the origin (${JSON.stringify(sb)})`)
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  })
+
   test(`${kind}: the page tells its worker where its images lie, that it is still placing them until every one parsed is placed, and again once one is scrolled into view`, { timeout: 60000 }, async () => {
     const v = await visitor(kind)
     try {
@@ -366,7 +407,7 @@ for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
       const s = await v.stats()
       assert.equal(s.peer.count, 0)
       assert.ok(imageBytes() > before, 'from the origin')
-      assert.deepEqual(await v.made(), { expects: 0, connections: 0 }, 'no offers made, no lookup carrying any')
+      assert.deepEqual(await v.made(), { expects: 0, connections: 0, digests: 0 }, 'no offers made, no lookup carrying any')
     } finally {
       await v.close()
     }
