@@ -33,15 +33,18 @@
  * - `adopt {urls}` + port: store what the page loaded before the worker
  *   controlled it (its first view); `null` once done.
  * - `idle` + port: `null` once the worker has nothing in flight.
+ * - `moving {ids}`: peer bytes flowed for these `get`s since the page last
+ *   said so (the worker's hedge restarts their quiet time): at once for the
+ *   first, then at most once per 20 ms for all of the page's `get`s together.
  *
  * Worker → page:
- * - `get {url, name, quietMs, priority, originMs}` + port: fetch an asset from peers
+ * - `get {id, url, name, quietMs, priority, originMs}` + port: fetch an asset from peers
  *   (`quietMs`: the hedge deadline, after which a quiet holder is passed over;
  *   `priority`: the page's requests go to peers most urgent first; `originMs`:
  *   how long the origin would take to send it whole, as the worker has seen it
- *   answer, null before: a holder expected to lose the race is not asked). The page
- *   answers `{t: 'bytes'}` while peer bytes flow (at most one per 20 ms),
- *   `{t: 'race'}` when the origin should be asked now (this visitor's channels
+ *   answer, null before: a holder expected to lose the race is not asked; `id`:
+ *   what `moving` names it by). The page says `moving` while peer bytes flow,
+ *   answers `{t: 'race'}` when the origin should be asked now (this visitor's channels
  *   have not been opening: reach.js) and then `{t: 'done', asset}` (null: no
  *   peer gave it), whose bytes the page has not verified: the worker checks
  *   them against the name's SHA-256 before it keeps or answers with any of
@@ -82,14 +85,15 @@
  * @typedef {StoredAsset | null} ReadReply
  * @typedef {{ maygh: 'adopt', urls: string[] }} Adopt
  * @typedef {{ maygh: 'idle' }} Idle
+ * @typedef {{ maygh: 'moving', ids: number[] }} Moving
  * @typedef {Held} IdleReply once nothing is in flight: what the store holds then
- * @typedef {Hello | Later | PeersUp | Read | Adopt | Idle | Frame} PageMessage what a page sends its worker
+ * @typedef {Hello | Later | PeersUp | Read | Adopt | Idle | Moving | Frame} PageMessage what a page sends its worker
  */
 
 /**
  * @typedef {Parameters<import('./stats.js').Stats['loaded']>[0]} LoadEvent
  * @typedef {Parameters<import('./stats.js').Stats['error']>[0]} ErrorEvent
- * @typedef {{ maygh: 'get', url: string, name: Name, quietMs: number, priority: import('../../policy/hedge-rule.js').Priority, originMs?: number | null }} Get
+ * @typedef {{ maygh: 'get', id: number, url: string, name: Name, quietMs: number, priority: import('../../policy/hedge-rule.js').Priority, originMs?: number | null }} Get
  * @typedef {{ maygh: 'ping' }} Ping
  * @typedef {{ maygh: 'expect' }} Expect
  * @typedef {{ maygh: 'bad', url: string, hash: string, peer: string }} Bad
@@ -103,7 +107,7 @@
 
 /**
  * On a `get`'s port.
- * @typedef {{ t: 'bytes' }} GetProgress peer bytes are flowing (the hedge's clock restarts)
+ * @typedef {{ t: 'bytes' }} GetProgress peer bytes are flowing: what pages from before `moving` say (a new worker version takes over open pages)
  * @typedef {{ t: 'race' }} GetRace ask the origin now (peers are still tried: the first whole copy wins)
  * @typedef {{ t: 'done', asset: PeerAsset | null }} GetDone `asset`: not verified yet (the worker does)
  * @typedef {GetProgress | GetRace | GetDone} GetReply what the page answers

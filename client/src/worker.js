@@ -405,6 +405,11 @@ function expecting (clientId) {
   sw.clients.get(clientId).then((c) => toPage(c, { maygh: 'expect' }), () => {})
 }
 
+/** `get`s sent so far: the next one's id */
+let gets = 0
+/** @type {Map<number, () => void>} the `get`s a page is answering, by id: what to call as it says their peer bytes flow (`moving`) */
+const flowing = new Map()
+
 /**
  * Ask the page for an asset from its peers, once its script listens.
  * @param {Client} client
@@ -420,12 +425,16 @@ async function fromPage (client, url, name, { signal, onBytes, deadline, priorit
   if (signal.aborted) return null
   return new Promise((resolve) => {
     const { port1, port2 } = new MessageChannel()
+    const id = ++gets
+    flowing.set(id, onBytes)
     const end = (/** @type {any} */ asset) => {
+      flowing.delete(id)
       port1.close()
       resolve(asset)
     }
     port1.onmessage = ({ data }) => {
       const reply = /** @type {import('./worker-messages.js').GetReply | undefined} */ (data)
+      // (`bytes`: a page from before `moving`, which a new worker version took over)
       if (reply?.t === 'bytes') onBytes()
       else if (reply?.t === 'race') race()
       else if (!reply?.asset) end(null)
@@ -444,7 +453,7 @@ async function fromPage (client, url, name, { signal, onBytes, deadline, priorit
       port1.postMessage(/** @satisfies {import('./worker-messages.js').GetCancel} */ ({ t: 'cancel' }))
       end(null)
     }, { once: true })
-    client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', url, name, quietMs: deadline(), priority: priority(), originMs: originMs() }), [port2])
+    client.postMessage(/** @satisfies {WorkerMessage} */ ({ maygh: 'get', id, url, name, quietMs: deadline(), priority: priority(), originMs: originMs() }), [port2])
   })
 }
 
@@ -488,6 +497,8 @@ sw.addEventListener('message', (event) => {
     }
     clock.observe(m.ttfb)
     event.waitUntil(cacheReady.then(() => toPage(source, holdings())))
+  } else if (m?.maygh === 'moving') {
+    if (Array.isArray(m.ids)) for (const id of m.ids) flowing.get(id)?.()
   } else if (m?.maygh === 'later') {
     if (source && Array.isArray(m.urls)) {
       pageOf(source.id).placement = { below: new Set(m.urls.map(String)), above: new Set(Array.isArray(m.above) ? m.above.map(String) : []), placing: m.placing === true }
