@@ -19,7 +19,9 @@
  *    median maximum rate (transactions/s, wall) in the transaction workload,
  *    the coordinator, the bare server and the tracker (for information) each
  *    at that fixed rate (open loop), in turns, `--rounds` times: p50, p99 and
- *    the coordinator's p99 over the bare server's, per round.
+ *    the coordinator's p99 over the bare server's, per round; and its
+ *    transactions per core-second over each other server's at that same
+ *    offered load (`perCoreRatios`), beside the closed loop's of phase 1.
  * 3. Memory per idle client: one run per server, `--idle` clients joined to a
  *    freshly started server (coordinator/redis: the coordinator's and Redis's bytes;
  *    peerjs-server keeps no content map: its clients only connect).
@@ -161,16 +163,24 @@ async function latencyPhase (flags, maxima) {
   const ours = /** @type {Run[]} */ (runs.get('coordinator/memory'))
   /** @type {Record<string, object>} */
   const p99Ratios = {}
+  // Transactions per server core-second at the same offered load: unlike the throughput phase's closed
+  // loop, in which a server that is not saturated waits on the load generator (whose own speed differs
+  // with each server's client), every server here is given the same transactions to do.
+  /** @type {Record<string, object>} */
+  const perCoreRatios = {}
   for (const other of latencyServers(flags).slice(1)) {
     const byRound = roundRatios(ours, /** @type {Run[]} */ (runs.get(other)), 'p99Ms')
     p99Ratios[`coordinator/memory / ${other}`] = { byRound, ...spread(byRound) }
+    const perCore = roundRatios(ours, /** @type {Run[]} */ (runs.get(other)), 'tpsPerCoreS')
+    perCoreRatios[`coordinator/memory / ${other}`] = { byRound: perCore, ...spread(perCore) }
   }
   return {
     workload,
     rate,
     rateFrom: flags.rate === null ? `half coordinator/memory's median maximum, ${maxTps}/s` : '--rate',
     servers: Object.fromEntries([...runs].map(([s, r]) => [s, summariseRuns(r)])),
-    p99Ratios
+    p99Ratios,
+    perCoreRatios
   }
 }
 

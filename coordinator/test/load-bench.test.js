@@ -131,6 +131,10 @@ test('bench:compare runs every server of a workload in turn, then latency at hal
   assert.equal(result.latency.rate, Math.round(servers['coordinator/memory'].tps.median / 2), stdout)
   assert.deepEqual(Object.keys(result.latency.servers), ['coordinator/memory', 'bare ws', 'bittorrent-tracker'])
   assert.equal(result.latency.p99Ratios['coordinator/memory / bare ws'].byRound.length, 1, stdout)
+  for (const other of ['bare ws', 'bittorrent-tracker']) {
+    const perCore = result.latency.perCoreRatios[`coordinator/memory / ${other}`]
+    assert.ok(perCore.byRound.length === 1 && perCore.median > 0, `per core-second at the same offered load, against ${other}: ${stdout}`)
+  }
   assert.equal(typeof result.targets.transactionMemoryVsTracker.met, 'boolean', stdout)
   assert.equal(typeof result.targets.p99AtHalfLoadVsBare.met, 'boolean', stdout)
   assert.equal(result.targets.relayVsPeerjs.met, null, 'the relay workload did not run')
