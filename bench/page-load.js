@@ -361,6 +361,12 @@ async function openSide (root, profile) {
 }
 /** @typedef {Awaited<ReturnType<typeof openSide>>} Side */
 
+/** @param {Side} side its holders leave */
+async function closeHolders (side) {
+  for (const h of side.holders) await h.close()
+  side.holders = []
+}
+
 /**
  * One profile: a fresh side (two with --base), and the browsers.
  * @param {{ rttMs: number, mbps: number }} profile
@@ -386,8 +392,7 @@ async function runProfile (profile) {
         const wantHolders = scenario === 'first' || scenario === 'down' ? 0 : holderCount
         for (const side of sides) {
           if (side.holders.length !== wantHolders) {
-            for (const h of side.holders) await h.close()
-            side.holders = []
+            await closeHolders(side)
             for (let i = 0; i < wantHolders; i++) side.holders.push(await openHolder(holderBrowser, side.origin.url + shop))
           }
           if (scenario === 'silent') await side.holders[0].pages()[0].evaluate(silence)
@@ -441,17 +446,9 @@ async function runProfile (profile) {
           if (steps) console.error(timelineLine(`${mode}/${scenario}${which}`, steps))
         }
         console.error(`page-load: ${profile.rttMs}/${profile.mbps} ${mode}/${scenario} done after ${Math.round((Date.now() - started) / 1000)} s`)
-        if (scenario === 'silent' || scenario === 'liar') {
-          for (const side of sides) {
-            for (const h of side.holders) await h.close()
-            side.holders = []
-          }
-        }
+        if (scenario === 'silent' || scenario === 'liar') for (const side of sides) await closeHolders(side)
       }
-      for (const side of sides) {
-        for (const h of side.holders) await h.close()
-        side.holders = []
-      }
+      for (const side of sides) await closeHolders(side)
     }
     return results
   } finally {
