@@ -103,7 +103,10 @@ const HELP = `node bench/page-load.js [options]
                     as DevTools does: a low-end phone is about 4), the origin-only visits alike
                     (default 1: the machine's own speed)
   --per-visit       also print one JSON line per visit (scenario, kind, its times, the image
-                    bytes the origin sent, its timeline with --timeline): the tails behind a p95
+                    bytes the origin sent, the UDP datagrams received and dropped by full
+                    receive buffers, the first viewport's last image to show with its timing
+                    and what the worker said of its load, its timeline with --timeline): the
+                    tails behind a p95
   --base DIR        an A/B in one run: DIR is another checkout of this repository (a git worktree
                     of the commit before, say); each scenario's maygh visits alternate between
                     DIR's client, coordinator and demo site and this tree's, each with its own
@@ -244,7 +247,12 @@ function instrumentPage () {
     const imgs = /** @type {HTMLImageElement[]} */ ([...document.querySelectorAll('main img')])
     if (imgs.length && imgs.every((img) => shown.has(img) && img.complete && img.naturalWidth > 0)) done()
   }
-  Object.defineProperty(globalThis, '__pageLoadBench', { value: { shown, lcp, allShown } })
+  /** @type {Record<string, unknown>[]} what the service worker said of each load it made for the page (`loaded`: stats.js) */
+  const loads = []
+  navigator.serviceWorker?.addEventListener('message', (e) => {
+    if (e.data?.maygh === 'loaded') loads.push({ ...e.data.e, at: Math.round(performance.now()) })
+  })
+  Object.defineProperty(globalThis, '__pageLoadBench', { value: { shown, lcp, allShown, loads } })
   document.addEventListener('load', (e) => {
     if (!(e.target instanceof HTMLImageElement)) return
     shown.set(e.target, performance.now())
@@ -293,6 +301,32 @@ function shownBy (viewportOnly) {
     last = Math.max(last, at)
   }
   return wanted.length > 0 && document.readyState !== 'loading' && last
+}
+
+/**
+ * In the page, once all have shown: the first viewport's last image to show
+ * (`--per-visit`: what held a slow visit up), with its resource timing (ms from
+ * navigation) and what the worker said of its load (source, peer, why the
+ * origin was asked, its ms).
+ * @returns {Record<string, unknown> | null}
+ */
+function lastInViewport () {
+  const { shown, loads } = /** @type {any} */ (globalThis).__pageLoadBench
+  const imgs = /** @type {HTMLImageElement[]} */ ([...document.querySelectorAll('main img')]).filter((img) => {
+    const r = img.getBoundingClientRect()
+    return r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth
+  })
+  const last = imgs.reduce((a, b) => (shown.get(b) ?? 0) > (shown.get(a) ?? 0) ? b : a, imgs[0])
+  if (!last) return null
+  const url = last.currentSrc
+  const t = /** @type {PerformanceResourceTiming | undefined} */ (performance.getEntriesByName(url)[0])
+  const load = loads.find((/** @type {{ url: string }} */ l) => l.url === url)
+  return {
+    path: new URL(url).pathname,
+    shown: Math.round(shown.get(last) ?? 0),
+    ...(t && { start: Math.round(t.startTime), firstByte: Math.round(t.responseStart), end: Math.round(t.responseEnd), bytes: t.encodedBodySize }),
+    ...(load && { source: load.source, peer: load.peer ? String(load.peer).slice(-6) : undefined, asked: load.asked, ms: Math.round(load.ms), loadedAt: load.at })
+  }
 }
 
 /**
@@ -426,8 +460,9 @@ async function runProfile (profile) {
               if (kind === 'none') none.push(measured)
               else bySide[k].maygh.push(measured)
               if (perVisit) {
-                const { viewportMs, allMs, lcpMs, originImageBytes, steps } = run
-                console.error(JSON.stringify({ profile: `${profile.rttMs}/${profile.mbps}`, scenario: `${mode}/${scenario}`, kind, ...(sides.length > 1 && kind === 'maygh' && { side: k === sides.length - 1 ? 'new' : 'base' }), viewportMs: Math.round(viewportMs), allMs: Math.round(allMs), lcpMs, originImageBytes, ...(steps && { steps }) }))
+                const { viewportMs, allMs, lcpMs, originImageBytes, steps, last } = run
+                const udp = udpBefore && udpAfter && { datagrams: udpAfter.datagrams - udpBefore.datagrams, dropped: udpAfter.dropped - udpBefore.dropped }
+                console.error(JSON.stringify({ profile: `${profile.rttMs}/${profile.mbps}`, scenario: `${mode}/${scenario}`, kind, ...(sides.length > 1 && kind === 'maygh' && { side: k === sides.length - 1 ? 'new' : 'base' }), viewportMs: Math.round(viewportMs), allMs: Math.round(allMs), lcpMs, originImageBytes, ...(udp && { udp }), ...(last && { last }), ...(steps && { steps }) }))
               }
             }
           }
@@ -524,7 +559,7 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
   const base = origin.url
   const context = await browser.newContext(contextOptions)
   let imagesBefore = 0
-  /** @type {{ viewportMs: number, allMs: number, lcpMs: number | null, stats: any, steps: Record<string, number> | null }} */
+  /** @type {{ viewportMs: number, allMs: number, lcpMs: number | null, stats: any, steps: Record<string, number> | null, last: Record<string, unknown> | null }} */
   let measured
   try {
     await context.addInitScript(instrumentPage)
@@ -545,6 +580,7 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
     const allMs = /** @type {number} */ (await page.evaluate(shownBy, false))
     const lcpMs = await page.evaluate(largestPaint)
     const steps = timeline ? await page.evaluate(readTimeline) : null
+    const last = perVisit && variant !== 'none' ? await page.evaluate(lastInViewport) : null
     const stats = variant === 'none'
       ? null
       : await page.evaluate(async () => {
@@ -552,7 +588,7 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
         await M.idle()
         return M.stats()
       })
-    measured = { viewportMs, allMs, lcpMs, stats, steps }
+    measured = { viewportMs, allMs, lcpMs, stats, steps, last }
   } finally {
     await context.close()
   }
