@@ -178,7 +178,7 @@ export class PeerFetch {
    * @returns {Promise<PeerAsset | null>} verified bytes, or null when no peer gave them
    */
   get (url, name, how) {
-    // While it is one the page needs now, requests below the fold wait for the peers (peer-slots.js);
+    // While it is one the page needs now, requests below the fold take no idle channel (peer-slots.js);
     // not for a pieced asset's parts: a video's read-ahead would hold them back for as long as it plays.
     const end = name.of ? null : this.#slots.begin(how.priority)
     const got = this.#get(url, name, how)

@@ -16,11 +16,18 @@
  * request it can serve, and images below the fold never queue ahead of the
  * viewport's. Nor do they share the peers with it: while a request the page
  * needs now (render-blocking or in the viewport) is on its way from peers
- * (urgent), requests below the fold wait, even for a free slot. A page's
+ * (urgent), requests below the fold wait for a free slot on a channel that
+ * carries requests already, and take none on an idle one. A page's
  * channels share one sender's uplink, and on this project's machine one
  * receiving browser's processing too (three fresh channels in Firefox
  * carried 5 MB/s together, one alone as much), so a below-the-fold image sent
- * beside the viewport's last large one delays it by its own bytes.
+ * beside the viewport's last large one delays it by its own bytes; queued on
+ * a channel behind the replies it carries, it delays none of them (a channel's
+ * replies come in order) and keeps that channel busy to their end: a
+ * channel left idle behind its last reply recovers a packet lost at that
+ * reply's end only after a retransmission timeout (the tail of 3 visits in
+ * 20 of bench/page-load.js: one reply of 20–60 KB taking 440–540 ms), where
+ * packets behind it have the loss noticed within a round trip.
  * A waiting request hears of its holders' bytes (and, while held back
  * for the urgent ones, of any peer's): they are busy, not quiet, so its hedge
  * deadline starts again.
@@ -111,8 +118,8 @@ export class PeerSlots {
     const now = typeof priority === 'function' ? priority : () => priority
     // A free slot has nobody waiting for it but requests held back for the urgent ones.
     let best
-    for (const p of this.#heldBack(now) ? [] : peers) {
-      if (!this.#free(p)) continue
+    for (const p of peers) {
+      if (!this.#free(p) || this.#heldBack(now, p)) continue
       if (best === undefined || this.#better(p, best)) best = p
     }
     if (best !== undefined) {
@@ -131,7 +138,7 @@ export class PeerSlots {
    * A request of the page's is on its way from peers, from its lookup until
    * it ends (the function returned, called once): while it is one the page
    * needs now (`priority()` render-blocking or in the viewport), requests
-   * below the fold wait.
+   * below the fold take no idle channel.
    * @param {() => Priority} priority
    * @returns {() => void}
    */
@@ -144,9 +151,13 @@ export class PeerSlots {
     }
   }
 
-  /** @param {() => Priority} priority whether a request so needed waits now, for the page's urgent ones */
-  #heldBack (priority) {
-    return priority() === 'later' && this.#pressing()
+  /**
+   * Whether a request so needed waits now, for the page's urgent ones, rather than take a slot on `peer`'s channel.
+   * @param {() => Priority} priority
+   * @param {string} peer
+   */
+  #heldBack (priority, peer) {
+    return priority() === 'later' && !this.#load.get(peer)?.n && this.#pressing()
   }
 
   /** whether a request the page needs now is on its way from peers */
@@ -207,7 +218,7 @@ export class PeerSlots {
         continue
       }
       const w = this.#next(peer)
-      if (!w || this.#heldBack(w.priority)) return
+      if (!w || this.#heldBack(w.priority, peer)) return
       this.#hold(peer, w.bytes)
       this.#leave(w, peer)
     }

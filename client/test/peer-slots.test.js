@@ -148,12 +148,11 @@ test('the window is read as it is needed: a channel that carries more in a round
   assert.equal(await atOnce(slots.take(['a'], 'viewport', { ...how(), bytes: 40 })), 'a', 'under a window of 1000')
 })
 
-test('while a request the page needs now is on its way, those below the fold wait, even for a free slot, and hear of every peer\'s bytes', async () => {
+test('while a request the page needs now is on its way, those below the fold take no idle channel, even a free one, and hear of every peer\'s bytes', async () => {
   const slots = new PeerSlots({ perPeer: 3 })
   /** @type {import('../../policy/hedge-rule.js').Priority} */
   let where = 'later'
   const end = slots.begin(() => where)
-  assert.equal(await atOnce(slots.take(['b'], 'later', how())), 'b', 'nothing pressing yet: its image is not known to be in view')
   where = 'viewport'
   assert.equal(await slots.take(['a'], () => where, how()), 'a')
   let heard = 0
@@ -167,6 +166,20 @@ test('while a request the page needs now is on its way, those below the fold wai
   assert.equal(await later, 'b', 'released as it ends')
   end() // once only
   assert.equal(await atOnce(slots.take(['b'], 'later', how())), 'b')
+})
+
+test('while a request the page needs now is on its way, one below the fold queues behind the requests a channel carries (in order, it delays none of them), as its window allows', async () => {
+  const slots = new PeerSlots({ perPeer: 3, window: () => 100 })
+  const end = slots.begin(() => 'viewport')
+  assert.equal(await slots.take(['a'], 'viewport', { ...how(), bytes: 250 }), 'a')
+  const later = slots.take(['b', 'a'], 'later', { ...how(), bytes: 40 })
+  assert.equal(await atOnce(later), 'waits', 'b is idle and a owes 250 bytes')
+  slots.sent('a', 200)
+  assert.equal(await later, 'a', 'a\'s reply nears its end: the next one follows it on a, and b stays idle')
+  slots.give('a')
+  slots.give('a')
+  assert.equal(await atOnce(slots.take(['a'], 'later', { ...how(new AbortController().signal), bytes: 40 })), 'waits', 'a idle again: held back while the viewport\'s request is on its way')
+  end()
 })
 
 test('a waiting request goes as it comes to be needed now: its priority is read when a slot frees', async () => {
