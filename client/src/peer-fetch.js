@@ -299,7 +299,7 @@ export class PeerFetch {
         if (err !== QUIET) stats.error({ url, hash, code: err.code, message: String(err.message) })
         continue
       } finally {
-        this.#slots.give(peer, unsent)
+        this.#slots.give(peer, unsent, priority)
       }
       if (!this.#options.verifiedLater && !(await matches(asset.bytes, part))) {
         this.mismatch(url, hash, peer)

@@ -17,13 +17,13 @@
  * viewport's. Nor do they share the peers with it: while a request the page
  * needs now (render-blocking or in the viewport) is on its way from peers
  * (urgent), requests below the fold wait for a free slot on a channel that
- * carries requests already, and take none on an idle one. A page's
+ * carries an urgent request, and take none on another. A page's
  * channels share one sender's uplink, and on this project's machine one
  * receiving browser's processing too (three fresh channels in Firefox
  * carried 5 MB/s together, one alone as much), so a below-the-fold image sent
  * beside the viewport's last large one delays it by its own bytes; queued on
- * a channel behind the replies it carries, it delays none of them (a channel's
- * replies come in order) and keeps that channel busy to their end: a
+ * a channel behind the urgent replies it carries, it delays none of them (a
+ * channel's replies come in order) and keeps that channel busy to their end: a
  * channel left idle behind its last reply recovers a packet lost at that
  * reply's end only after a retransmission timeout (the tail of 3 visits in
  * 20 of bench/page-load.js: one reply of 20–60 KB taking 440–540 ms), where
@@ -57,7 +57,8 @@ const RANK = { blocking: 0, viewport: 1, later: 2 }
 export class PeerSlots {
   /** @type {number} */
   #perPeer
-  /** @type {Map<string, { n: number, owed: number }>} by peer: its slots in use, and the bytes still to come of their replies */
+  /** @type {Map<string, { n: number, owed: number, u: number }>} by peer: its slots in use, the bytes still to come of their
+   * replies, and how many of them the page needed now when they took their slot */
   #load = new Map()
   /** @type {Waiting[]} in the order they came */
   #waiting = []
@@ -95,13 +96,14 @@ export class PeerSlots {
     return !l || (l.n < this.#perPeer && l.owed < this.#window())
   }
 
-  /** @param {string} peer @param {number} bytes a request takes one of its slots */
-  #hold (peer, bytes) {
+  /** @param {string} peer @param {number} bytes @param {boolean} [urgent] a request (urgent: the page needs it now) takes one of its slots */
+  #hold (peer, bytes, urgent) {
     const l = this.#load.get(peer)
-    if (!l) this.#load.set(peer, { n: 1, owed: bytes })
+    if (!l) this.#load.set(peer, { n: 1, owed: bytes, u: +!!urgent })
     else {
       l.n++
       l.owed += bytes
+      l.u += +!!urgent
     }
   }
 
@@ -123,7 +125,7 @@ export class PeerSlots {
       if (best === undefined || this.#better(p, best)) best = p
     }
     if (best !== undefined) {
-      this.#hold(best, bytes)
+      this.#hold(best, bytes, now() !== 'later')
       return Promise.resolve(best)
     }
     if (signal.aborted || !peers.length) return Promise.resolve(null)
@@ -157,7 +159,7 @@ export class PeerSlots {
    * @param {string} peer
    */
   #heldBack (priority, peer) {
-    return priority() === 'later' && !this.#load.get(peer)?.n && this.#pressing()
+    return priority() === 'later' && !this.#load.get(peer)?.u && this.#pressing()
   }
 
   /** whether a request the page needs now is on its way from peers */
@@ -188,11 +190,15 @@ export class PeerSlots {
    * A request on `peer` has ended (or given its slot up unused).
    * @param {string} peer
    * @param {number} [unsent] bytes of its reply that did not come (all of them when it was not asked)
+   * @param {() => Priority} [priority] how the page needs it (read again: one whose image was placed
+   *   elsewhere meanwhile is counted as it is now, never below none)
    */
-  give (peer, unsent = 0) {
+  give (peer, unsent = 0, priority) {
     const l = this.#load.get(peer)
-    if (l && --l.n) l.owed = Math.max(0, l.owed - unsent)
-    else this.#load.delete(peer)
+    if (l && --l.n) {
+      l.owed = Math.max(0, l.owed - unsent)
+      if (priority && priority() !== 'later') l.u = Math.max(0, l.u - 1)
+    } else this.#load.delete(peer)
     this.#fill(peer)
   }
 
@@ -219,7 +225,7 @@ export class PeerSlots {
       }
       const w = this.#next(peer)
       if (!w || this.#heldBack(w.priority, peer)) return
-      this.#hold(peer, w.bytes)
+      this.#hold(peer, w.bytes, w.priority() !== 'later')
       this.#leave(w, peer)
     }
   }

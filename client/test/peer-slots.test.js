@@ -148,16 +148,17 @@ test('the window is read as it is needed: a channel that carries more in a round
   assert.equal(await atOnce(slots.take(['a'], 'viewport', { ...how(), bytes: 40 })), 'a', 'under a window of 1000')
 })
 
-test('while a request the page needs now is on its way, those below the fold take no idle channel, even a free one, and hear of every peer\'s bytes', async () => {
+test('while a request the page needs now is on its way, those below the fold take no slot on a channel that carries none such, even a free one, and hear of every peer\'s bytes', async () => {
   const slots = new PeerSlots({ perPeer: 3 })
   /** @type {import('../../policy/hedge-rule.js').Priority} */
   let where = 'later'
   const end = slots.begin(() => where)
+  assert.equal(await atOnce(slots.take(['b'], 'later', how())), 'b', 'nothing pressing yet: its image is not known to be in view')
   where = 'viewport'
   assert.equal(await slots.take(['a'], () => where, how()), 'a')
   let heard = 0
   const later = slots.take(['b'], 'later', how(undefined, () => heard++))
-  assert.equal(await atOnce(later), 'waits', 'b is free, but a request in the viewport is on its way')
+  assert.equal(await atOnce(later), 'waits', 'b is free and busy, but with a request below the fold, while one in the viewport is on its way')
   slots.busy('a')
   assert.equal(heard, 1, 'held back, it hears of a\'s bytes: the page\'s peers are busy')
   slots.give('a')
@@ -168,17 +169,17 @@ test('while a request the page needs now is on its way, those below the fold tak
   assert.equal(await atOnce(slots.take(['b'], 'later', how())), 'b')
 })
 
-test('while a request the page needs now is on its way, one below the fold queues behind the requests a channel carries (in order, it delays none of them), as its window allows', async () => {
+test('while a request the page needs now is on its way, one below the fold queues behind it on its channel (in order, it delays none of them), as its window allows, and no further once it has come', async () => {
   const slots = new PeerSlots({ perPeer: 3, window: () => 100 })
-  const end = slots.begin(() => 'viewport')
-  assert.equal(await slots.take(['a'], 'viewport', { ...how(), bytes: 250 }), 'a')
+  const urgent = () => /** @type {const} */ ('viewport')
+  const end = slots.begin(urgent)
+  assert.equal(await slots.take(['a'], urgent, { ...how(), bytes: 250 }), 'a')
   const later = slots.take(['b', 'a'], 'later', { ...how(), bytes: 40 })
   assert.equal(await atOnce(later), 'waits', 'b is idle and a owes 250 bytes')
   slots.sent('a', 200)
   assert.equal(await later, 'a', 'a\'s reply nears its end: the next one follows it on a, and b stays idle')
-  slots.give('a')
-  slots.give('a')
-  assert.equal(await atOnce(slots.take(['a'], 'later', { ...how(new AbortController().signal), bytes: 40 })), 'waits', 'a idle again: held back while the viewport\'s request is on its way')
+  slots.give('a', 0, urgent)
+  assert.equal(await atOnce(slots.take(['a'], 'later', { ...how(new AbortController().signal), bytes: 10 })), 'waits', 'a carries only the one below the fold now: no more behind it while the viewport\'s are on their way')
   end()
 })
 
