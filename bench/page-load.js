@@ -105,8 +105,9 @@ const HELP = `node bench/page-load.js [options]
   --per-visit       also print one JSON line per visit (scenario, kind, its times, the image
                     bytes the origin sent, the UDP datagrams received and dropped by full
                     receive buffers, the first viewport's last image to show with its timing
-                    and what the worker said of its load, its timeline with --timeline): the
-                    tails behind a p95
+                    and what the worker said of its load, and the page's requests on its data
+                    channels: channel, hash, KB, when asked and when its last byte came; its
+                    timeline with --timeline): the tails behind a p95
   --base DIR        an A/B in one run: DIR is another checkout of this repository (a git worktree
                     of the commit before, say); each scenario's maygh visits alternate between
                     DIR's client, coordinator and demo site and this tree's, each with its own
@@ -327,6 +328,79 @@ function lastInViewport () {
     ...(t && { start: Math.round(t.startTime), firstByte: Math.round(t.responseStart), end: Math.round(t.responseEnd), bytes: t.encodedBodySize }),
     ...(load && { source: load.source, peer: load.peer ? String(load.peer).slice(-6) : undefined, asked: load.asked, ms: Math.round(load.ms), loadedAt: load.at })
   }
+}
+
+/**
+ * In the page, before its scripts (`--per-visit`): a log of the peer protocol
+ * on the page's data channels, as the page sends and reads it — each `get`
+ * (channel, request id, hash, when), each `ok` header (its size) and each
+ * binary frame's length — for {@link channelRequests}.
+ */
+function logChannels () {
+  /** @type {(string | number)[][]} */
+  const log = []
+  Object.defineProperty(globalThis, '__channelLog', { value: log })
+  let channels = 0
+  const proto = RTCDataChannel.prototype
+  /** @param {RTCDataChannel & { benchId?: number }} channel */
+  const idOf = (channel) => (channel.benchId ??= ++channels)
+  const send = proto.send
+  proto.send = function (/** @type {any} */ data) {
+    if (typeof data === 'string' && data.includes('"get"')) {
+      const m = JSON.parse(data)
+      if (m.t === 'get') log.push(['get', idOf(this), m.id, String(m.hash).slice(7, 15), Math.round(performance.now())])
+    }
+    return send.call(this, data)
+  }
+  const add = proto.addEventListener
+  proto.addEventListener = function (/** @type {string} */ type, /** @type {any} */ fn, /** @type {any} */ options) {
+    if (type === 'message') {
+      const channel = this
+      const inner = fn
+      fn = (/** @type {MessageEvent} */ e) => {
+        const at = Math.round(performance.now())
+        if (typeof e.data !== 'string') log.push(['bytes', idOf(channel), e.data.byteLength, at])
+        else if (e.data.includes('"ok"')) {
+          const m = JSON.parse(e.data)
+          if (m.t === 'ok') log.push(['ok', idOf(channel), m.id, m.size, at])
+        }
+        inner(e)
+      }
+    }
+    return add.call(this, type, fn, options)
+  }
+}
+
+/**
+ * In the page, once all have shown: its requests to peers from the channel
+ * log ({@link logChannels}), each `[channel, hash (8 characters), KB, asked,
+ * its last byte]` (ms from navigation; null: not come), in the order asked:
+ * a reply much slower than its neighbours is one a slow visit waited for.
+ * @returns {(string | number | null)[][]}
+ */
+function channelRequests () {
+  const log = /** @type {(string | number)[][]} */ (/** @type {any} */ (globalThis).__channelLog ?? [])
+  /** @type {Map<string, { channel: number, hash: string, size: number, got: number, asked: number, done: number | null }>} */
+  const requests = new Map()
+  /** @type {Map<number, string>} each channel's reply being read */
+  const reading = new Map()
+  for (const [kind, channel, a, b, c] of log) {
+    const key = `${channel} ${a}`
+    if (kind === 'get') requests.set(key, { channel: Number(channel), hash: String(b), size: 0, got: 0, asked: Number(c), done: null })
+    else if (kind === 'ok') {
+      const r = requests.get(key)
+      if (!r) continue
+      r.size = Number(b)
+      reading.set(Number(channel), key)
+      if (r.size === 0) r.done = Number(c)
+    } else {
+      const r = requests.get(reading.get(Number(channel)) ?? '')
+      if (!r) continue
+      r.got += Number(a)
+      if (r.got >= r.size) r.done = Number(b)
+    }
+  }
+  return [...requests.values()].map((r) => [r.channel, r.hash, Math.round(r.size / 1024), r.asked, r.done])
 }
 
 /**
@@ -564,6 +638,7 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
   try {
     await context.addInitScript(instrumentPage)
     if (timeline) await context.addInitScript(recordTimeline)
+    if (perVisit) await context.addInitScript(logChannels)
     const page = await context.newPage()
     // A slower device: the page's renderer throttled (its service worker's thread is not).
     if (cpuSlowdown > 1) await (await context.newCDPSession(page)).send('Emulation.setCPUThrottlingRate', { rate: cpuSlowdown })
@@ -581,6 +656,7 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
     const lcpMs = await page.evaluate(largestPaint)
     const steps = timeline ? await page.evaluate(readTimeline) : null
     const last = perVisit && variant !== 'none' ? await page.evaluate(lastInViewport) : null
+    if (last) last.requests = await page.evaluate(channelRequests)
     const stats = variant === 'none'
       ? null
       : await page.evaluate(async () => {
