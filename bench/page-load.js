@@ -253,7 +253,12 @@ function instrumentPage () {
   navigator.serviceWorker?.addEventListener('message', (e) => {
     if (e.data?.maygh === 'loaded') loads.push({ ...e.data.e, at: Math.round(performance.now()) })
   })
-  Object.defineProperty(globalThis, '__pageLoadBench', { value: { shown, lcp, allShown, loads } })
+  /** @param {Element} img whether it lies in the first viewport */
+  const inViewport = (img) => {
+    const r = img.getBoundingClientRect()
+    return r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth
+  }
+  Object.defineProperty(globalThis, '__pageLoadBench', { value: { shown, lcp, allShown, loads, inViewport } })
   document.addEventListener('load', (e) => {
     if (!(e.target instanceof HTMLImageElement)) return
     shown.set(e.target, performance.now())
@@ -287,14 +292,9 @@ async function largestPaint () {
  * @returns {number | false}
  */
 function shownBy (viewportOnly) {
-  const shown = /** @type {WeakMap<HTMLImageElement, number>} */ (/** @type {any} */ (globalThis).__pageLoadBench.shown)
+  const { shown, inViewport } = /** @type {{ shown: WeakMap<HTMLImageElement, number>, inViewport: (img: Element) => boolean }} */ (/** @type {any} */ (globalThis).__pageLoadBench)
   const imgs = /** @type {HTMLImageElement[]} */ ([...document.querySelectorAll('main img')])
-  const wanted = viewportOnly
-    ? imgs.filter((img) => {
-      const r = img.getBoundingClientRect()
-      return r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth
-    })
-    : imgs
+  const wanted = viewportOnly ? imgs.filter(inViewport) : imgs
   let last = 0
   for (const img of wanted) {
     const at = shown.get(img)
@@ -312,11 +312,8 @@ function shownBy (viewportOnly) {
  * @returns {Record<string, unknown> | null}
  */
 function lastInViewport () {
-  const { shown, loads } = /** @type {any} */ (globalThis).__pageLoadBench
-  const imgs = /** @type {HTMLImageElement[]} */ ([...document.querySelectorAll('main img')]).filter((img) => {
-    const r = img.getBoundingClientRect()
-    return r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth
-  })
+  const { shown, loads, inViewport } = /** @type {any} */ (globalThis).__pageLoadBench
+  const imgs = /** @type {HTMLImageElement[]} */ ([...document.querySelectorAll('main img')]).filter(inViewport)
   const last = imgs.reduce((a, b) => (shown.get(b) ?? 0) > (shown.get(a) ?? 0) ? b : a, imgs[0])
   if (!last) return null
   const url = last.currentSrc
@@ -526,16 +523,16 @@ async function runProfile (profile) {
               // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
               await until(async () => side.holding() === side.holders.length)
               const udpAfter = await udpCounters()
-              if (kind === 'maygh' && udpBefore && udpAfter) {
-                bySide[k].udp.datagrams += udpAfter.datagrams - udpBefore.datagrams
-                bySide[k].udp.dropped += udpAfter.dropped - udpBefore.dropped
+              const udp = udpBefore && udpAfter && { datagrams: udpAfter.datagrams - udpBefore.datagrams, dropped: udpAfter.dropped - udpBefore.dropped }
+              if (kind === 'maygh' && udp) {
+                bySide[k].udp.datagrams += udp.datagrams
+                bySide[k].udp.dropped += udp.dropped
               }
               const measured = { ...run, servedBytes: await servedBy(answering(side)) - servedBefore }
               if (kind === 'none') none.push(measured)
               else bySide[k].maygh.push(measured)
               if (perVisit) {
                 const { viewportMs, allMs, lcpMs, originImageBytes, steps, last } = run
-                const udp = udpBefore && udpAfter && { datagrams: udpAfter.datagrams - udpBefore.datagrams, dropped: udpAfter.dropped - udpBefore.dropped }
                 console.error(JSON.stringify({ profile: `${profile.rttMs}/${profile.mbps}`, scenario: `${mode}/${scenario}`, kind, ...(sides.length > 1 && kind === 'maygh' && { side: k === sides.length - 1 ? 'new' : 'base' }), viewportMs: Math.round(viewportMs), allMs: Math.round(allMs), lcpMs, originImageBytes, ...(udp && { udp }), ...(last && { last }), ...(steps && { steps }) }))
               }
             }

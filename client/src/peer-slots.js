@@ -49,6 +49,9 @@ const BUSY_EVERY_MS = 10
 /** @type {Record<import('../../policy/hedge-rule.js').Priority, number>} */
 const RANK = { blocking: 0, viewport: 1, later: 2 }
 
+/** @param {() => import('../../policy/hedge-rule.js').Priority} priority whether the page needs it now (render-blocking or in the viewport) */
+const urgent = (priority) => priority() !== 'later'
+
 /**
  * @typedef {import('../../policy/hedge-rule.js').Priority} Priority
  * @typedef {{ peers: string[], priority: () => Priority, bytes: number, onBytes: () => void, resolve: (peer: string | null) => void }} Waiting
@@ -125,7 +128,7 @@ export class PeerSlots {
       if (best === undefined || this.#better(p, best)) best = p
     }
     if (best !== undefined) {
-      this.#hold(best, bytes, now() !== 'later')
+      this.#hold(best, bytes, urgent(now))
       return Promise.resolve(best)
     }
     if (signal.aborted || !peers.length) return Promise.resolve(null)
@@ -159,12 +162,12 @@ export class PeerSlots {
    * @param {string} peer
    */
   #heldBack (priority, peer) {
-    return priority() === 'later' && !this.#load.get(peer)?.u && this.#pressing()
+    return !urgent(priority) && !this.#load.get(peer)?.u && this.#pressing()
   }
 
   /** whether a request the page needs now is on its way from peers */
   #pressing () {
-    for (const r of this.#active) if (r.priority() !== 'later') return true
+    for (const r of this.#active) if (urgent(r.priority)) return true
     return false
   }
 
@@ -197,7 +200,7 @@ export class PeerSlots {
     const l = this.#load.get(peer)
     if (l && --l.n) {
       l.owed = Math.max(0, l.owed - unsent)
-      if (priority && priority() !== 'later') l.u = Math.max(0, l.u - 1)
+      if (priority && urgent(priority)) l.u = Math.max(0, l.u - 1)
     } else this.#load.delete(peer)
     this.#fill(peer)
   }
@@ -225,7 +228,7 @@ export class PeerSlots {
       }
       const w = this.#next(peer)
       if (!w || this.#heldBack(w.priority, peer)) return
-      this.#hold(peer, w.bytes, w.priority() !== 'later')
+      this.#hold(peer, w.bytes, urgent(w.priority))
       this.#leave(w, peer)
     }
   }
@@ -243,7 +246,7 @@ export class PeerSlots {
     this.#heard.set(peer, now)
     // Read once for all of them: this runs as bytes come.
     const pressing = this.#pressing()
-    for (const w of this.#waiting) if (w.peers.includes(peer) || (pressing && w.priority() === 'later')) w.onBytes()
+    for (const w of this.#waiting) if (w.peers.includes(peer) || (pressing && !urgent(w.priority))) w.onBytes()
   }
 
   /** @param {string} peer dropped: no request waits for it any more (one left with no candidate gets null) */
