@@ -70,7 +70,7 @@
  *   unshare -n sh -c 'ip link set lo up && ip route add default dev lo src 127.0.0.1 && exec "$@"' sh node bench/page-load.js
  */
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -83,6 +83,7 @@ import { startDistantTcp } from './distant-tcp.js'
 import { abRatios, printTable, summarize } from './page-load-report.js'
 import { HEDGE_PREFERENCES } from '../policy/hedge-rule.js'
 import { machineSpeedSpan } from './machine-speed.js'
+import { udpCounters } from './coordinator-load/procfs.js'
 import { hideCandidates } from '../swarm/src/browser-visitor.js'
 
 const HELP = `node bench/page-load.js [options]
@@ -400,23 +401,6 @@ function channelRequests () {
   return [...requests.values()].map((r) => [r.channel, r.hash, Math.round(r.size / 1024), r.asked, r.done])
 }
 
-/**
- * The network namespace's UDP counters (Linux `/proc/net/snmp`): datagrams
- * received, and those dropped because the receiving socket's buffer was full.
- * On loopback the peers' SCTP packets arrive as fast as the sender makes them,
- * and a receiving browser that is not scheduled for a few ms (2 cores shared
- * by every browser, the origin proxy and the coordinator) drops some: each
- * such loss at a reply's end costs its channel a retransmission timeout.
- * @returns {Promise<{ datagrams: number, dropped: number } | null>} null where there is no such file
- */
-async function udpCounters () {
-  const text = await readFile('/proc/net/snmp', 'utf8').catch(() => '')
-  const [names, values] = text.split('\n').filter((l) => l.startsWith('Udp:')).map((l) => l.split(/\s+/))
-  if (!names || !values) return null
-  const at = (/** @type {string} */ name) => Number(values[names.indexOf(name)])
-  return { datagrams: at('InDatagrams'), dropped: at('RcvbufErrors') }
-}
-
 /** A holder's patch: its data channels stay open and it never sends a thing on them. */
 function silence () {
   RTCDataChannel.prototype.send = function () {}
@@ -518,11 +502,11 @@ async function runProfile (profile) {
               const side = sides[k]
               const variant = kind === 'none' ? 'none' : scenario === 'down' ? 'down' : 'maygh'
               const servedBefore = await servedBy(answering(side))
-              const udpBefore = await udpCounters()
+              const udpBefore = udpCounters()
               const run = await visit(visitorBrowser, side.origin, { mode, shop, variant, fresh: scenario === 'newcomer' })
               // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
               await until(async () => side.holding() === side.holders.length)
-              const udpAfter = await udpCounters()
+              const udpAfter = udpCounters()
               const udp = udpBefore && udpAfter && { datagrams: udpAfter.datagrams - udpBefore.datagrams, dropped: udpAfter.dropped - udpBefore.dropped }
               if (kind === 'maygh' && udp) {
                 bySide[k].udp.datagrams += udp.datagrams

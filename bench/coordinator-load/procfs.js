@@ -1,8 +1,9 @@
 /**
  * Readers for Linux /proc: a process's CPU time and resident memory, the
  * clock-tick rate that CPU times are counted in, this process's open-files
- * limit, and the pids of its children with a given command name (the Redis
- * Cluster helper does not hand out its servers' pids).
+ * limit, the pids of its children with a given command name (the Redis
+ * Cluster helper does not hand out its servers' pids), and the network
+ * namespace's UDP counters.
  */
 import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
@@ -90,4 +91,22 @@ export function machineTicks () {
   // cpu  user nice system idle iowait irq softirq steal …
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number)
   return { processes: fields[0] + fields[1] + fields[2], steal: fields[7] }
+}
+
+/**
+ * The network namespace's UDP counters (Linux `/proc/net/snmp`): datagrams
+ * received, and those dropped because the receiving socket's buffer was full.
+ * On loopback the peers' SCTP packets arrive as fast as the sender makes them,
+ * and a receiving browser that is not scheduled for a few ms (2 cores shared
+ * by every browser, the origin proxy and the coordinator) drops some: each
+ * such loss at a reply's end costs its channel a retransmission timeout.
+ * @returns {{ datagrams: number, dropped: number } | null} null where there is no such file
+ */
+export function udpCounters () {
+  let text = ''
+  try { text = readFileSync('/proc/net/snmp', 'utf8') } catch {}
+  const [names, values] = text.split('\n').filter((l) => l.startsWith('Udp:')).map((l) => l.split(/\s+/))
+  if (!names || !values) return null
+  const at = (/** @type {string} */ name) => Number(values[names.indexOf(name)])
+  return { datagrams: at('InDatagrams'), dropped: at('RcvbufErrors') }
 }

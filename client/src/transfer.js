@@ -27,8 +27,17 @@
 import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
 
 export const CHUNK_BYTES = 16384
-export const HIGH_WATER = 1 << 20
-export const LOW_WATER = 256 << 10
+/**
+ * What a sender keeps in its channel's buffer (`bufferedAmount`): at most
+ * HIGH_WATER, refilled once it has drained to LOW_WATER. Little, because
+ * Chromium sends a deeply buffered channel slowly: one channel carrying 3.5 MB
+ * moved 0.9 MB/s with 1 MiB kept in it against 10–15 MB/s with 64 KiB
+ * (bench/channel-throughput.js), and what a cancel cannot stop any more is
+ * what the buffer holds. Bytes in flight are SCTP's to count, not these: 32
+ * KiB lasts 10 ms at 25 Mbit/s, the time a holder's page has to refill it.
+ */
+export const HIGH_WATER = 64 << 10
+export const LOW_WATER = 32 << 10
 /** How often a sender waiting for the buffer to drain looks at it, in case no `bufferedamountlow` comes. */
 const DRAIN_POLL_MS = 20
 /** our requests fail once their peer has sent nothing for this long (ms), unless TransferOptions.stallMs says otherwise */

@@ -298,7 +298,9 @@ test(`the serving side: requests are answered in order, whole and exact, until a
     const expected = (broken === -1 ? frames : frames.slice(0, broken)).map(json)
     assert.equal(transfer.open, broken === -1, `channel ${transfer.open ? 'open' : 'closed'}; first bad frame: ${broken}`)
     if (broken !== -1) assert.equal(/** @type {any} */ (closes[0])?.code, 'MGH_ERR_PEER_PROTOCOL')
-    // Read back what went out: headers, each `ok` followed by chunks of at most 16 KiB adding up to its size.
+    // Read back what went out: headers, each `ok` followed by chunks of at most 16 KiB adding up to
+    // its size; where a bad frame closed the channel, the last reply may stop short (it was waiting
+    // for the channel's buffer to drain).
     const out = [...channel.sent]
     let replies = 0
     let sentWhole = 0
@@ -314,13 +316,15 @@ test(`the serving side: requests are answered in order, whole and exact, until a
       }
       const chunks = []
       for (let got = 0; got < asset.bytes.length;) {
+        if (out.length === 0 && broken !== -1) break
         const chunk = out.shift()
         assert.ok(chunk instanceof Uint8Array && chunk.length > 0 && chunk.length <= CHUNK_BYTES, 'a chunk of 1 to 16384 bytes')
         chunks.push(chunk)
         got += chunk.length
       }
-      assert.deepEqual(Buffer.concat(chunks), Buffer.from(asset.bytes))
-      sentWhole++
+      const sent = Buffer.concat(chunks)
+      assert.deepEqual(sent, Buffer.from(asset.bytes).subarray(0, sent.length))
+      if (sent.length === asset.bytes.length) sentWhole++
     }
     if (broken === -1) assert.equal(replies, expected.length, 'every request answered')
     else reached.closed++
