@@ -56,7 +56,7 @@
 export const GZIP_BUDGETS = Object.freeze({
   'maygh.js': 14848,
   'maygh-sw.js': 11264,
-  'maygh-elements.js': 17408
+  'maygh-elements.js': 16896
 })
 export const BUNDLES = Object.freeze({
   'maygh.js': 'maygh.js',

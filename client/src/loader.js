@@ -37,15 +37,6 @@ import { originMs } from '../../policy/hedge-rule.js'
  * @typedef {{ signal: AbortSignal, onBytes: () => void, deadline: () => number, priority: () => import('../../policy/hedge-rule.js').Priority, originMs: () => number | null, race: () => void }} PeerHow
  */
 
-/**
- * What a load keeps waits while other loads are on their way, at most this
- * long (ms): storing an image costs the worker's one thread 5–15 ms of
- * IndexedDB work (its transaction, the value's copy into a blob), which held
- * up the next image's answer to the page (the shop's 40 stores took ~260 ms of
- * it while its images came, in a Chromium trace).
- */
-export const KEEP_AFTER_MS = 2000
-
 export class Loader {
   /**
    * @param {object} o
@@ -53,7 +44,6 @@ export class Loader {
    * @param {import('./cache.js').Cache} o.cache
    * @param {Promise<unknown>} o.cacheReady
    * @param {import('./hedge.js').OriginClock} o.clock
-   * @param {number} [o.keepAfterMs] KEEP_AFTER_MS, unless a test says otherwise
    */
   constructor (o) {
     this.o = o
@@ -61,20 +51,6 @@ export class Loader {
     this.active = new Set()
     /** @type {Map<string, Promise<{ bytes: Uint8Array<ArrayBuffer>, type: string }>>} by hash, until stored */
     this.byHash = new Map()
-    /** loads on their way (from peers or the origin, not the store) */
-    this.fetching = 0
-    /** @type {(() => void)[]} stores waiting for them to end (quiet) */
-    this.waiting = []
-  }
-
-  /** Resolves once no load is on its way, or after KEEP_AFTER_MS. */
-  quiet () {
-    if (this.fetching === 0) return Promise.resolve()
-    return new Promise((resolve) => {
-      const go = () => resolve(undefined)
-      this.waiting.push(go)
-      setTimeout(go, this.o.keepAfterMs ?? KEEP_AFTER_MS)
-    })
   }
 
   /** @template T @param {Promise<T>} p @returns {Promise<T>} */
@@ -167,7 +143,6 @@ export class Loader {
       return { bytes, type, peer: '' }
     }
     let won
-    this.fetching++
     try {
       const priority = () => via.priority?.() ?? 'viewport'
       const size = name.size ?? 0
@@ -191,15 +166,11 @@ export class Loader {
         : { value: await fromOrigin(new AbortController().signal), from: /** @type {const} */ ('origin') }
     } catch (err) {
       throw failure(via, url, hash, err)
-    } finally {
-      if (--this.fetching === 0) for (const resolve of this.waiting.splice(0)) resolve()
     }
     const { bytes, type, peer } = won.value
-    // The page gets its bytes now; storing them (and checking the origin's) once the page's other
-    // loads have come (a piece at once: its asset's stream keeps it).
+    // The page gets its bytes now; storing them (and checking the origin's) goes on meanwhile.
     done(won.from, bytes.length, peer, won.asked)
     const kept = this.track((async () => {
-      if (!via.keep) await this.quiet()
       if (won.from === 'peer' || await matches(bytes, hash)) await (via.keep ? via.keep(bytes) : cache.put(hash, bytes, type, name.pieces))
       else via.stats.error({ url, hash, code: 'MGH_ERR_HASH_MISMATCH', message: 'origin bytes differ from the manifest; not cached' })
     })())

@@ -92,7 +92,7 @@ after(() => {
  * deadline for every request), or `hedge` gives the rule's settings. With
  * `stream`, the origin's answer is passed on as it begins once it is the
  * only source, as the worker does (`streamed`), else not (as in a page).
- * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../../policy/hedge-rule.js').HedgeSettings, reach?: Reach, stream?: boolean, verifiedLater?: boolean, keepAfterMs?: number }} [o]
+ * @param {{ peers?: Record<string, Uint8Array | Error | 'never' | 'silent' | { trickle: number } | { opensAfter: number, answersAfter?: number } | { pause: number }>, holders?: string[] | 'timeout', cached?: Record<string, Uint8Array>, signaling?: Signaling, lookupTimeoutMs?: number, connectTimeoutMs?: number, hedgeMs?: number, hedge?: import('../../policy/hedge-rule.js').HedgeSettings, reach?: Reach, stream?: boolean, verifiedLater?: boolean }} [o]
  */
 function setup (o = {}) {
   hits = {}
@@ -199,7 +199,7 @@ function setup (o = {}) {
     verifiedLater: o.verifiedLater
   })
   const clock = new OriginClock(o.hedge ?? { hedge: 'latency', hedgeMinMs: o.hedgeMs ?? 60000, hedgeMaxMs: o.hedgeMs ?? 60000 })
-  const core = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock, keepAfterMs: o.keepAfterMs })
+  const core = new Loader({ names: new Names('/maygh-manifest.json'), cache: /** @type {any} */ (cache), cacheReady: Promise.resolve(), clock })
   /** @type {import('../src/loader.js').Via} */
   const via = { stats, peers: (url, name, how) => peers.get(url, name, how), ...(o.stream && { stream: (/** @type {Response} */ res) => { streamed.push(res) } }) }
   const loader = {
@@ -328,31 +328,6 @@ test('concurrent loads of the same content fetch it once; an origin 404 rejects 
   assert.equal(s.stats.counts.failed, 1)
   await s.loader.settled()
   assert.equal(s.loader.active.size, 0)
-})
-
-test('what a load keeps is stored once the other loads on their way have come (the worker\'s thread answers them first), or after keepAfterMs', { timeout: 10000 }, async () => {
-  const goodHash = manifest.assets['/good.png'].hash
-  const otherHash = manifest.assets['/other.png'].hash
-  let s = setup({ peers: {} })
-  const held = s.loader.load('/trickled.png')
-  await until(() => trickled.length === 1)
-  assert.deepEqual(await bytesOf(await s.loader.load('/other.png')), other, 'the page has its bytes at once')
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  assert.equal(s.cache.stored.has(otherHash), false, 'not stored while another load is on its way')
-  trickled[0].release()
-  assert.deepEqual(await bytesOf(await held), good)
-  await s.loader.settled()
-  assert.ok(s.cache.stored.has(otherHash) && s.cache.stored.has(goodHash), 'both stored once it has come')
-
-  s = setup({ peers: {}, keepAfterMs: 100 })
-  const stuck = s.loader.load('/trickled.png')
-  await until(() => trickled.length === 1)
-  await s.loader.load('/other.png')
-  await until(() => s.cache.stored.has(otherHash))
-  assert.equal(s.cache.stored.has(goodHash), false, 'stored after keepAfterMs, the other load still on its way')
-  trickled[0].release()
-  await stuck
-  await s.loader.settled()
 })
 
 test('a load of the same content that comes while the first one\'s bytes are being stored shares them: the holder is not asked twice', async () => {
