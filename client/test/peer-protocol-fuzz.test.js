@@ -410,7 +410,8 @@ test(`the load path: whatever the holders send, the page gets the asset's bytes,
     reached[/** @type {'peer' | 'origin'} */ (sources[0])]++
     reached.rejected += stats.counts.rejected
     await assertNoneEscaped(escapes)
-  }), { ...RUN, numRuns: 150 })
+  // 300 runs: at 150, about 9 loads in all were rejected, and some seeds (MAYGH_FUZZ_SEED=1) left fewer than 5.
+  }), { ...RUN, numRuns: 300 })
   await turn()
   assert.equal(escaped.length, 0, `unhandled rejections or uncaught exceptions, the first: ${/** @type {Error} */ (escaped[0])?.stack}`)
   t.diagnostic(`loads: ${JSON.stringify(reached)}`)
