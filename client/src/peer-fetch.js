@@ -72,7 +72,7 @@ export class PeerFetch {
 
   /** @type {Set<{ peers: string[], bytes: number, go: (peer: string) => void }>} requests waiting for a holder's channel to open, their other holders, and their size */
   #unopened = new Set()
-  /** @type {Map<string, { at: number, holders: Promise<string[]> }>} pieced assets' holders, by asset, as last looked up (holdersOf) */
+  /** @type {Map<string, { at: number, holders: Promise<string[]>, found?: string[] }>} pieced assets' holders, by asset, as last looked up (holdersOf); `found` once answered */
   #partHolders = new Map()
   /**
    * How long this page's holders took to send a request's first byte,
@@ -465,7 +465,10 @@ export class PeerFetch {
   /**
    * The holders of a pieced asset, for its parts: looked up once for all the
    * parts a page asks for within PART_HOLDERS_MS (a video's pieces, one after
-   * the other), less those found bad since.
+   * the other), less those found bad since. A lookup that named nobody (none
+   * held it, or it failed) is asked again after PART_NONE_MS: a holder may
+   * have come meanwhile, and each of the video's pieces would go to the
+   * origin until then.
    * @param {string} hash the asset's
    * @param {string} url for events
    * @returns {Promise<string[]>}
@@ -473,8 +476,10 @@ export class PeerFetch {
   async #holdersOf (hash, url) {
     const now = performance.now()
     let known = this.#partHolders.get(hash)
-    if (!known || now - known.at > PART_HOLDERS_MS) {
-      this.#partHolders.set(hash, (known = { at: now, holders: this.holders(hash, url) }))
+    if (!known || now - known.at > (known.found?.length === 0 ? PART_NONE_MS : PART_HOLDERS_MS)) {
+      /** @type {{ at: number, holders: Promise<string[]>, found?: string[] }} */
+      const entry = known = { at: now, holders: this.holders(hash, url).then((found) => (entry.found = found)) }
+      this.#partHolders.set(hash, entry)
       if (this.#partHolders.size > PART_ASSETS_KEPT) this.#partHolders.delete(/** @type {string} */ (this.#partHolders.keys().next().value))
     }
     return (await known.holders).filter((p) => !this.banned.has(p) && !this.#gone.has(p))
@@ -522,6 +527,8 @@ export class PeerFetch {
 
 /** How long the holders a lookup named for a pieced asset serve its parts (ms). */
 const PART_HOLDERS_MS = 10000
+/** …and how long a lookup that named none does (ms). */
+const PART_NONE_MS = 1000
 /** Pieced assets whose holders are kept so, at most. */
 const PART_ASSETS_KEPT = 16
 

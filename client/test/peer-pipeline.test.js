@@ -9,11 +9,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
-import { PeerFetch } from '../src/peer-fetch.js'
 import { Transfer } from '../src/transfer.js'
-import { Stats } from '../src/stats.js'
 import { WINDOW_BYTES } from '../src/peer-slots.js'
 import { channelPair } from './fake-channel.js'
+import { oneHolder } from './one-holder.js'
 
 const LATENCY_MS = 10
 const BYTES_PER_MS = 10_000
@@ -43,28 +42,7 @@ test('a far holder is asked for the next reply a round trip before the last one 
     }
   })
   const page = new Transfer(/** @type {any} */ (near), { serve: async () => null })
-  const peers = new PeerFetch({
-    stats: new Stats(),
-    signaling: /** @type {any} */ ({
-      id: 'me',
-      joined: true,
-      send: () => true,
-      request: async (/** @type {{ hashes: string[] }} */ m) => ({ type: 'holders', found: Object.fromEntries(m.hashes.map((h) => [h, ['holder']])) })
-    }),
-    pool: /** @type {any} */ ({
-      connected: () => ['holder'],
-      reaching: () => true,
-      reachingSince: () => undefined,
-      openPace: null,
-      prepare: async () => [],
-      bind: () => {},
-      routeOf: () => ({ send: () => true }),
-      drop: () => {},
-      transfer: async () => page
-    }),
-    ready: Promise.resolve(true),
-    config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 }
-  })
+  const peers = oneHolder(page, async (m) => ({ type: 'holders', found: Object.fromEntries(m.hashes.map((h) => [h, ['holder']])) }))
   const how = () => ({ signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => /** @type {const} */ ('viewport'), originMs: () => null, race () {} })
   assert.ok(holder.open)
   const got = await Promise.all([...byHash.keys()].map((hash) => peers.get('/a.png', { hash, size: SIZE }, how())))
