@@ -72,7 +72,7 @@ export class PeerFetch {
 
   /** @type {Set<{ peers: string[], bytes: number, go: (peer: string) => void }>} requests waiting for a holder's channel to open, their other holders, and their size */
   #unopened = new Set()
-  /** @type {Map<string, { at: number, holders: Promise<string[]>, found?: string[] }>} pieced assets' holders, by asset, as last looked up (holdersOf); `found` once answered */
+  /** @type {Map<string, PartHolders>} pieced assets' holders, by asset, as last looked up (holdersOf) */
   #partHolders = new Map()
   /**
    * How long this page's holders took to send a request's first byte,
@@ -477,7 +477,7 @@ export class PeerFetch {
     const now = performance.now()
     let known = this.#partHolders.get(hash)
     if (!known || now - known.at > (known.found?.length === 0 ? PART_NONE_MS : PART_HOLDERS_MS)) {
-      /** @type {{ at: number, holders: Promise<string[]>, found?: string[] }} */
+      /** @type {PartHolders} */
       const entry = known = { at: now, holders: this.holders(hash, url).then((found) => (entry.found = found)) }
       this.#partHolders.set(hash, entry)
       if (this.#partHolders.size > PART_ASSETS_KEPT) this.#partHolders.delete(/** @type {string} */ (this.#partHolders.keys().next().value))
@@ -524,6 +524,8 @@ export class PeerFetch {
     }
   }
 }
+
+/** @typedef {{ at: number, holders: Promise<string[]>, found?: string[] }} PartHolders a pieced asset's lookup: when, and its answer (`found` once it came) */
 
 /** How long the holders a lookup named for a pieced asset serve its parts (ms). */
 const PART_HOLDERS_MS = 10000
