@@ -7,7 +7,7 @@
  *   maygh-elements.js  the script tag of marked-element mode (maygh-elements.js → elements.js)
  *
  * Gzip budgets: 14.5 KB for the default script tag, 11 KB for the worker;
- * 16.5 KB for marked-element mode, whose one script does the worker's job too
+ * 16.625 KB for marked-element mode, whose one script does the worker's job too
  * (the asset store, the manifest, the hedged load path). Both page scripts
  * were 10 / 12 KB until issue 23 added the hedge rule (`data-hedge`, the
  * images below the fold, the origin's observed rate) and the request slots
@@ -51,12 +51,16 @@
  * Then requests below the fold queued behind the urgent replies a channel
  * carries while the viewport's are on their way (peer-slots.js), about 0.05 KB,
  * which put maygh.js over its 14 KB budget (built up by the changes of
- * 2026-11-29 to 14,335 B; 14,392 B after): 14.5 KB since.
+ * 2026-11-29 to 14,335 B; 14,392 B after): 14.5 KB since. Then usage
+ * reports a page could not send kept apart, each with an id the
+ * coordinator counts once (a Firefox navigation had one page's bytes
+ * counted twice): about 0.06 KB to each page script, which put
+ * maygh-elements.js (16,892 B before) over its 16.5 KB budget: 16.625 KB since.
  */
 export const GZIP_BUDGETS = Object.freeze({
   'maygh.js': 14848,
   'maygh-sw.js': 11264,
-  'maygh-elements.js': 16896
+  'maygh-elements.js': 17024
 })
 export const BUNDLES = Object.freeze({
   'maygh.js': 'maygh.js',

@@ -50,6 +50,13 @@ export const USAGE_SOURCES = /* @__PURE__ */ Object.freeze(/** @type {const} */ 
 /** The most one `usage` count may say (1 TiB): anything more is not one page's traffic. */
 export const MAX_USAGE_BYTES = 2 ** 40
 
+/**
+ * A `usage` report's `id`: a report a page could not send carries one from
+ * then on (it waits in the visitor's storage, where two pages may each take
+ * it), and a site counts each id once.
+ */
+export const USAGE_ID_PATTERN = /^[\w-]{1,32}$/
+
 /** A client's own visitor key (`join`'s `visitor`), kept across visits: what quarantine remembers without tokens. */
 export const VISITOR_KEY_PATTERN = /^[\w-]{16,64}$/
 

@@ -15,11 +15,17 @@
  *
  * What cannot be sent (not joined yet, or the socket already closed: Firefox
  * closes a page's WebSocket as it starts to navigate away, before `pagehide`)
- * waits in localStorage (STASH_KEY), where the next report of any page of the
- * site takes it: the visitor's next page reports what the last one could
- * not. Without storage it waits in memory for this page's next report.
- * (Storage is no lock: two tabs of a site taking the same entry at the same
- * instant would both send it; one page leaving while another starts is fine.)
+ * waits in localStorage (STASH_KEY) as the messages it would have been, each
+ * with a random `id`, and the next report of any page of the site takes them:
+ * the visitor's next page reports what the last one could not. Without
+ * storage they wait in memory for this page's next report.
+ *
+ * Storage is no lock: a page leaving while the next one starts (both run at
+ * once in a Firefox navigation), or two tabs, can each take the same stashed
+ * message, and one may write it back after the other took it. So a stashed
+ * message keeps its `id` wherever it goes, and the coordinator counts an id
+ * once per site (for USAGE_ID_MS, coordinator/src/usage.js), whichever page
+ * sends it and however often.
  */
 import { LIMITS, USAGE_SOURCES } from '../../protocol/index.js'
 
@@ -27,6 +33,9 @@ import { LIMITS, USAGE_SOURCES } from '../../protocol/index.js'
 export const SETTLE_MS = 1000
 /** localStorage key of the counts a page could not send */
 export const STASH_KEY = 'maygh-usage'
+
+/** @returns {string} a stashed report's id */
+const newId = () => Math.random().toString(36).slice(2)
 
 /** @returns {Record<string, number>} nothing counted yet, by source */
 const zero = () => Object.fromEntries(USAGE_SOURCES.map((s) => [s, 0]))
@@ -52,6 +61,8 @@ export class UsageReport {
   #settle
   /** @type {ReturnType<typeof setTimeout> | undefined} the report intervalMs after the first unreported count */
   #deadline
+  /** @type {Map<string, Record<string, unknown>>} id → a report that could not be sent yet (this page's or an earlier one's) */
+  #unsent = new Map()
 
   /**
    * @param {object} o
@@ -105,27 +116,37 @@ export class UsageReport {
     clearTimeout(this.#settle)
     clearTimeout(this.#deadline)
     this.#deadline = undefined
+    let sent = true
     for (;;) {
       const assets = [...this.#assets].slice(0, LIMITS.maxUsageAssets)
-      if (!assets.length && USAGE_SOURCES.every((s) => this.#counts[s] === 0)) return
-      if (!this.#signaling.send({ type: 'usage', ...this.#counts, assets })) break
+      if (!assets.length && USAGE_SOURCES.every((s) => this.#counts[s] === 0)) break
+      const message = /** @type {Record<string, unknown>} */ ({ type: 'usage', ...this.#counts, assets })
+      if (!(sent &&= this.#signaling.send(message))) this.#unsent.set(message.id = newId(), message)
       this.#counts = zero()
       for (const [path] of assets) this.#assets.delete(path)
     }
-    this.#storage((s) => {
-      s.setItem(STASH_KEY, JSON.stringify({ ...this.#counts, assets: [...this.#assets] }))
-      this.#counts = zero()
-      this.#assets.clear()
-    })
+    for (const [id, message] of this.#unsent) {
+      if (!(sent &&= this.#signaling.send(message))) break
+      this.#unsent.delete(id)
+    }
+    if (this.#unsent.size) {
+      this.#storage((s) => {
+        s.setItem(STASH_KEY, JSON.stringify([...this.#unsent.values()]))
+        this.#unsent.clear()
+      })
+    }
   }
 
-  /** Add what an earlier page (or this one) could not send, taking it from storage. */
+  /** Take from storage what an earlier page (or this one) could not send. */
   #take () {
     this.#storage((s) => {
       const stash = s.getItem(STASH_KEY)
       s.removeItem(STASH_KEY)
-      const unsent = JSON.parse(/** @type {string} */ (stash))
-      this.#add(unsent, unsent.assets)
+      for (const message of [JSON.parse(/** @type {string} */ (stash)) ?? []].flat()) {
+        // (One stashed by an older client, as one object, has no type nor id.)
+        this.#unsent.set(message.id ??= newId(), { ...message, type: 'usage' })
+        this.#add({})
+      }
     })
   }
 

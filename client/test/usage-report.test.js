@@ -50,6 +50,9 @@ function start ({ env = fakePage(), intervalMs = 10_000 } = {}) {
   return { sent, link, stats, report, env }
 }
 
+/** @param {Record<string, unknown>} message @returns {Record<string, unknown>} it without its id */
+const noId = ({ id, ...message }) => message
+
 /** @param {Stats} stats @param {string} url @param {'peer' | 'origin' | 'cache'} source @param {number} bytes */
 const load = (stats, url, source, bytes) => stats.loaded({ url, hash: 'h', source, bytes, ms: 1 })
 
@@ -115,7 +118,8 @@ test('hidden or shown, gone (pagehide, or the host calls send()), joined: report
   mock.timers.tick(60_000)
   assert.equal(sent.length, 3)
   link.join()
-  assert.deepEqual(sent[3], { type: 'usage', peer: 0, origin: 0, cache: 20, served: 0, assets: [] })
+  assert.deepEqual(sent[3], { type: 'usage', peer: 0, origin: 0, cache: 20, served: 0, assets: [], id: sent[3].id })
+  assert.match(sent[3].id, /^[\w-]{1,32}$/, 'what waited carries an id')
   mock.timers.tick(60_000)
   assert.equal(sent.length, 4, 'each byte reported once')
 })
@@ -134,14 +138,19 @@ test('what a page cannot send (its socket already closed as it goes) the next pa
   const next = start({ env: fakePage(storage) })
   load(next.stats, '/img/c.png', 'cache', 1000)
   mock.timers.tick(SETTLE_MS)
-  assert.deepEqual(next.sent, [{ type: 'usage', peer: 2000, origin: 3000, cache: 1000, served: 0, assets: [['/img/b.png', 2000]] }])
+  assert.deepEqual(next.sent.map(noId), [
+    { type: 'usage', peer: 0, origin: 0, cache: 1000, served: 0, assets: [] },
+    { type: 'usage', peer: 2000, origin: 3000, cache: 0, served: 0, assets: [['/img/b.png', 2000]] }
+  ], 'its own, then the first page\'s as it was stashed')
+  assert.equal(next.sent[0].id, undefined, 'what a page sends at once needs no id')
+  assert.ok(next.sent[1].id)
   assert.ok(!storage.has(STASH_KEY))
 
   // The first page (say, only hidden) is back and joins again: nothing is left to send twice.
   first.link.join()
   first.env.fire('visibilitychange')
   assert.equal(first.sent.length, 0)
-  assert.equal(next.sent.length, 1)
+  assert.equal(next.sent.length, 2)
 
   // Taken as a page starts (a closing Firefox context empties storage before the page's last
   // report): reported SETTLE_MS later on its own, or with the page's last report.
@@ -151,14 +160,21 @@ test('what a page cannot send (its socket already closed as it goes) the next pa
   const third = start({ env: fakePage(storage) })
   assert.ok(!storage.has(STASH_KEY))
   mock.timers.tick(SETTLE_MS)
-  assert.deepEqual(third.sent, [{ type: 'usage', peer: 0, origin: 7, cache: 0, served: 0, assets: [] }])
+  assert.deepEqual(third.sent.map(noId), [{ type: 'usage', peer: 0, origin: 7, cache: 0, served: 0, assets: [] }])
   next.link.joined = false
   load(next.stats, '/img/e.png', 'origin', 8)
   next.report.send()
   const fourth = start({ env: fakePage(storage) })
   storage.clear()
   fourth.env.fire('pagehide')
-  assert.deepEqual(fourth.sent, [{ type: 'usage', peer: 0, origin: 8, cache: 0, served: 0, assets: [] }])
+  assert.deepEqual(fourth.sent.map(noId), [{ type: 'usage', peer: 0, origin: 8, cache: 0, served: 0, assets: [] }])
+
+  // A stash of the client before ids (one object, no type nor id) is sent as a usage of its own.
+  storage.set(STASH_KEY, JSON.stringify({ peer: 5, origin: 0, cache: 0, served: 0, assets: [['/img/f.png', 5]] }))
+  const older = start({ env: fakePage(storage) })
+  older.report.send()
+  assert.deepEqual(older.sent.map(noId), [{ type: 'usage', peer: 5, origin: 0, cache: 0, served: 0, assets: [['/img/f.png', 5]] }])
+  assert.ok(older.sent[0].id)
 
   // What is in storage is the visitor's own: a broken entry is dropped, not sent.
   storage.set(STASH_KEY, '{oops')
@@ -177,7 +193,42 @@ test('without storage, what cannot be sent waits in memory for the next report (
   mock.timers.tick(SETTLE_MS)
   assert.equal(sent.length, 0)
   link.join()
-  assert.deepEqual(sent, [{ type: 'usage', peer: 100, origin: 0, cache: 0, served: 0, assets: [['/img/a.png', 100]] }])
+  assert.deepEqual(sent.map(noId), [{ type: 'usage', peer: 100, origin: 0, cache: 0, served: 0, assets: [['/img/a.png', 100]] }])
+})
+
+test('a stashed report taken by two pages at once (a Firefox navigation: storage is no lock) is sent by one page once, and always with its id', () => {
+  mock.timers.enable({ apis: ['setTimeout'] })
+  const storage = new Map()
+  // The page being left: its socket closed, its report waits in storage.
+  const old = start({ env: fakePage(storage) })
+  load(old.stats, '/img/a.png', 'peer', 3_502_698)
+  old.link.joined = false
+  old.env.fire('visibilitychange')
+  const stashed = storage.get(STASH_KEY)
+  assert.ok(stashed)
+
+  // The next page takes it as it starts; the page being left read it just before (its own
+  // `pagehide` report), failed to send it again, and writes it back after the next page took it.
+  const next = start({ env: fakePage(storage) })
+  next.link.joined = false
+  old.env.fire('pagehide')
+  assert.ok(!storage.has(STASH_KEY), 'the old page found nothing: the next page had taken it')
+  storage.set(STASH_KEY, stashed)
+  next.link.join()
+  assert.equal(next.sent.length, 1)
+  load(next.stats, '/img/b.png', 'origin', 10)
+  mock.timers.tick(SETTLE_MS)
+  next.env.fire('pagehide')
+  assert.deepEqual(next.sent.map((m) => m.peer), [3_502_698, 0], 'the copy written back is not sent again')
+  assert.ok(!storage.has(STASH_KEY))
+
+  // A third page (another tab) that took a copy too sends it with the same id: the coordinator
+  // counts an id once (coordinator/test/usage.test.js).
+  storage.set(STASH_KEY, stashed)
+  const tab = start({ env: fakePage(storage) })
+  tab.report.send()
+  assert.equal(tab.sent.length, 1)
+  assert.equal(tab.sent[0].id, next.sent[0].id)
 })
 
 test('more asset paths than one message may name: all of them, in messages of LIMITS.maxUsageAssets', () => {

@@ -112,6 +112,7 @@ export class Metrics {
     this.errors = countersFor(counter('maygh_errors_total', 'coded errors replied to clients, by code', 'code'), [...Object.keys(COORDINATOR_ERRORS), 'other'])
     this.closes = countersFor(counter('maygh_closes_total', `sockets closed, by reason (${Object.keys(CLOSE_REASONS).join(', ')})`, 'reason'), Object.keys(CLOSE_REASONS))
     this.usageBytes = countersFor(counter('maygh_usage_bytes_total', 'asset bytes this shard\'s visitors reported, by source (peer, origin, cache: where they got them; served: what they sent to peers)', 'source'), [...USAGE_SOURCES])
+    this.usageRepeats = new Counter({ name: 'maygh_usage_repeats_total', help: 'usage reports not counted: their id had been counted for the site (a report two pages of a visitor both sent)', registers })
     this.reports = countersFor(counter('maygh_reports_total', 'reports of peers by the peers they failed, by reason', 'reason'), [...REPORT_REASONS])
     this.quarantines = new Counter({ name: 'maygh_quarantines_total', help: 'peers of this shard quarantined (reported by reportThreshold visitors)', registers })
     this.withdrawals = new Counter({ name: 'maygh_withdrawals_total', help: 'peers that stopped serving mid-session (upload budget spent, opted out, Save-Data): update {serving: false}', registers })

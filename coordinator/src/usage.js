@@ -6,7 +6,11 @@
  * shard's `/stats`, `/usage`, `/metrics` and dashboard read the same sums.
  *
  * The figures are what visitors say: each count is bounded per message
- * (handlers/usage.js `validate`), and a quarantined visitor's are not counted. What a
+ * (handlers/usage.js `validate`), and a quarantined visitor's are not counted.
+ * A report with an `id` (one a page could not send at once and kept in the
+ * visitor's storage, where two pages may each take it) is counted the first
+ * time the site's id reaches any shard within USAGE_ID_MS (the store keeps
+ * the ids), not again. What a
  * flush fails to write stays pending for the next one; at most `maxUsageSites`
  * sites, and USAGE_ASSETS_KEPT paths per site, wait at once. Read back by
  * {@link siteTotals} and the `/stats` and `/usage` routes (http-routes.js).
@@ -31,6 +35,13 @@ export async function siteTotals (store) {
   const sites = await store.usageSites()
   return Promise.all(sites.map(async (site) => /** @type {[string, UsageCounts]} */ ([site, (await store.siteUsage(site, Date.now(), 0)).total])))
 }
+
+/**
+ * How long a site remembers a report's id: two pages send the same stashed
+ * report within seconds of each other (a navigation, two tabs); an hour is
+ * room to spare, and what the store keeps is one short key per id.
+ */
+export const USAGE_ID_MS = 3_600_000
 
 export class UsageTally {
   /**
@@ -63,11 +74,24 @@ export class UsageTally {
   }
 
   /**
-   * One visitor's report.
+   * One visitor's report; one with an `id` only the first time the site hears it.
+   * Should the store not answer whether it is the first, the report is counted.
    * @param {string} site the page's origin
    * @param {Record<string, unknown>} message a validated `usage`
+   * @returns {Promise<void> | void} resolves once counted (at once without an `id`)
    */
   add (site, message) {
+    if (message.id === undefined) return this.#count(site, message)
+    return this.o.store.claimUsage(site, /** @type {string} */ (message.id), USAGE_ID_MS).then(
+      (first) => first ? this.#count(site, message) : this.o.metrics.usageRepeats.inc(),
+      (err) => { this.o.warn(err, `usage id of ${site} not checked; counted`); this.#count(site, message) })
+  }
+
+  /**
+   * @param {string} site
+   * @param {Record<string, unknown>} message
+   */
+  #count (site, message) {
     const counts = noUsage()
     for (const source of USAGE_SOURCES) {
       counts[source] = /** @type {number} */ (message[source] ?? 0)

@@ -36,6 +36,40 @@ test('usage from a quarantined visitor or a page without an Origin is acknowledg
   assert.equal(await hc.metric('maygh_usage_bytes_total{source="peer"}'), 0)
 })
 
+test('a report with an id is counted once per site, whichever visitor sends it again; metered as a repeat', async (t) => {
+  const hc = await handlerContext()
+  t.after(() => hc.close())
+  const OTHER = 'https://other.example'
+  // A stashed report a page being left and the next page (or two tabs) both took.
+  const leaving = await hc.joined([], { ip: '192.0.2.1', origin: SHOP })
+  const next = await hc.joined([], { ip: '192.0.2.1', origin: SHOP })
+  const elsewhere = await hc.joined([], { ip: '198.51.100.1', origin: OTHER })
+  const stashed = { type: 'usage', peer: 3_502_698, assets: [['/a.png', 3_502_698]], id: 'k3x9q2' }
+  assert.deepEqual(await hc.send(leaving, { ...stashed, ref: 1 }), { type: 'counted' })
+  assert.deepEqual(await hc.send(next, { ...stashed, ref: 2 }), { type: 'counted' }, 'acknowledged all the same: the page has nothing to redo')
+  await hc.send(next, stashed)
+  await hc.send(elsewhere, stashed)
+  await hc.send(next, { type: 'usage', peer: 10, id: 'k3x9q3' })
+  await hc.send(next, { type: 'usage', peer: 1 })
+  await hc.send(next, { type: 'usage', peer: 1 })
+  await hc.context.usage.flush()
+  assert.deepEqual((await hc.store.siteUsage(SHOP, 0, 10)).total, { peer: 3_502_710, origin: 0, cache: 0, served: 0 }, 'each id once, reports without one each time')
+  assert.deepEqual((await hc.store.siteUsage(SHOP, 0, 10)).assets, [['/a.png', 3_502_698]])
+  assert.equal((await hc.store.siteUsage(OTHER, 0, 10)).total.peer, 3_502_698, 'ids are per site')
+  assert.equal(await hc.metric('maygh_usage_repeats_total'), 2)
+  assert.equal(await hc.metric('maygh_usage_bytes_total{source="peer"}'), 2 * 3_502_698 + 12, 'repeats are not metered as bytes')
+})
+
+test('a report with an id is counted when the store cannot say whether it is the first: nothing lost', async (t) => {
+  const hc = await handlerContext()
+  t.after(() => hc.close())
+  const one = await hc.joined([], { ip: '192.0.2.1', origin: SHOP })
+  hc.store.claimUsage = async () => { throw new Error('store down') }
+  assert.deepEqual(await hc.send(one, { type: 'usage', peer: 9, id: 'x', ref: 1 }), { type: 'counted' })
+  await hc.context.usage.flush()
+  assert.equal((await hc.store.siteUsage(SHOP, 0, 10)).total.peer, 9)
+})
+
 test('usage before join is refused', async (t) => {
   const hc = await handlerContext()
   t.after(() => hc.close())

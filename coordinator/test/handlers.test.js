@@ -69,7 +69,11 @@ const REFUSED = [
   ['usage', { assets: Array(LIMITS.maxUsageAssets + 1).fill(['/a', 1]) }, 'MGH_ERR_BAD_FIELD', '"assets" must be an array of at most 64 [path, bytes] pairs'],
   ['usage', { assets: [['img.png', 5]] }, 'MGH_ERR_BAD_FIELD', `"assets" must be [path, bytes] pairs: a path starting with / of at most 512 characters, ${BYTES}`],
   ['usage', { assets: [['/a', 5, 6]] }, 'MGH_ERR_BAD_FIELD', `"assets" must be [path, bytes] pairs: a path starting with / of at most 512 characters, ${BYTES}`],
-  ['usage', { assets: [['/' + 'a'.repeat(512), 5]] }, 'MGH_ERR_BAD_FIELD', `"assets" must be [path, bytes] pairs: a path starting with / of at most 512 characters, ${BYTES}`]
+  ['usage', { assets: [['/' + 'a'.repeat(512), 5]] }, 'MGH_ERR_BAD_FIELD', `"assets" must be [path, bytes] pairs: a path starting with / of at most 512 characters, ${BYTES}`],
+  ['usage', { id: 7 }, 'MGH_ERR_BAD_FIELD', '"id" must be 1 to 32 letters, digits, _ or -'],
+  ['usage', { id: '' }, 'MGH_ERR_BAD_FIELD', '"id" must be 1 to 32 letters, digits, _ or -'],
+  ['usage', { id: 'a b' }, 'MGH_ERR_BAD_FIELD', '"id" must be 1 to 32 letters, digits, _ or -'],
+  ['usage', { id: 'a'.repeat(33) }, 'MGH_ERR_BAD_FIELD', '"id" must be 1 to 32 letters, digits, _ or -']
 ]
 
 test('each type\'s validate refuses every field that breaks the contract with its code and message', () => {

@@ -190,6 +190,16 @@ export function storeContract (name, makeStore, options = {}) {
     assert.equal(await store.isQuarantined('liar'), false, 'over')
   }))
 
+  test(`${name}: a usage id is claimed once per site while it is kept, and again once it has expired`, withStore(async (store) => {
+    const a = 'https://a.example'
+    assert.equal(await store.claimUsage(a, 'id1', 300), true)
+    assert.equal(await store.claimUsage(a, 'id1', 300), false, 'the same id again')
+    assert.equal(await store.claimUsage('https://b.example', 'id1', 300), true, 'per site')
+    assert.equal(await store.claimUsage(a, 'id2', 300), true)
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    assert.equal(await store.claimUsage(a, 'id1', 300), true, 'expired')
+  }))
+
   test(`${name}: usage adds up per site, per minute and per asset; at most maxSites sites are kept`, withStore(async (store) => {
     const limits = { historyMs: LONG, maxSites: 2 }
     const now = Date.now()

@@ -2,9 +2,10 @@
  * `usage`: a visitor's asset bytes since its last report (from peers, from the
  * origin, from its store, served to peers) and the peer bytes per asset path,
  * summed per site (usage.js). Not counted from a quarantined visitor, nor from
- * a page that sent no `Origin` (there is no site to count it for).
+ * a page that sent no `Origin` (there is no site to count it for), nor twice
+ * when it carries an `id` the site has counted already.
  */
-import { LIMITS, MAX_USAGE_BYTES, USAGE_SOURCES } from '../../../protocol/index.js'
+import { LIMITS, MAX_USAGE_BYTES, USAGE_ID_PATTERN, USAGE_SOURCES } from '../../../protocol/index.js'
 import { badField } from '../fields.js'
 
 /** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
@@ -13,6 +14,7 @@ export const ordered = false
 /** @type {import('./index.js').Validator} */
 export function validate (m) {
   for (const source of USAGE_SOURCES) if (m[source] !== undefined && !isByteCount(m[source])) throw badField(source, `an integer from 0 to ${MAX_USAGE_BYTES}`)
+  if (m.id !== undefined && (typeof m.id !== 'string' || !USAGE_ID_PATTERN.test(m.id))) throw badField('id', '1 to 32 letters, digits, _ or -')
   if (m.assets === undefined) return
   if (!Array.isArray(m.assets) || m.assets.length > LIMITS.maxUsageAssets) throw badField('assets', `an array of at most ${LIMITS.maxUsageAssets} [path, bytes] pairs`)
   for (const pair of m.assets) {
@@ -28,6 +30,6 @@ const isByteCount = (n) => Number.isInteger(n) && /** @type {number} */ (n) >= 0
 /** @type {import('./index.js').Handler} */
 export async function handle (message, session, { usage }) {
   session.requirePeer()
-  if (!session.quarantined && session.origin !== '') usage.add(session.origin, message)
+  if (!session.quarantined && session.origin !== '') await usage.add(session.origin, message)
   return message.ref === undefined ? undefined : { type: 'counted' }
 }

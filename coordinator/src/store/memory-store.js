@@ -81,6 +81,8 @@ export class MemoryStore {
     this.reports = new Map()
     /** @type {Map<string, number>} subject → when its quarantine ends */
     this.quarantined = new Map()
+    /** @type {Map<string, number>} `<site> <id>` of a usage report → until when it is kept, oldest first */
+    this.usageIds = new Map()
     /** @type {{ value: string, until: number } | undefined} */
     this.salt = undefined
     /**
@@ -293,6 +295,20 @@ export class MemoryStore {
   /** @type {Store['usageSites']} */
   async usageSites () {
     return [...this.usage.keys()]
+  }
+
+  /** @type {Store['claimUsage']} */
+  async claimUsage (site, id, ms) {
+    const now = this.now()
+    // Oldest first (callers keep ids equally long): what has expired leaves from the front.
+    for (const [key, until] of this.usageIds) {
+      if (until > now) break
+      this.usageIds.delete(key)
+    }
+    const key = `${site} ${id}`
+    if (this.usageIds.has(key)) return false
+    this.usageIds.set(key, now + ms)
+    return true
   }
 
   /** @type {Store['close']} */

@@ -17,6 +17,7 @@
  *   mgh:u:{<site>}:m:<minute> HASH a site's usage in one minute (its start, ms): source → bytes; lives historyMs
  *   mgh:u:{<site>}:i  ZSET  the minutes a site has usage in (start → start), what a read of its usage walks
  *   mgh:u:{<site>}:a  ZSET  a site's asset paths by the peer bytes they saved (the top USAGE_ASSETS_KEPT)
+ *   mgh:u:{<site>}:r:<id> STRING a usage report's id, counted once: lives USAGE_ID_MS (usage.js)
  *   mgh:bus:{<shard>} pub/sub channel of one coordinator (sharded pub/sub on a Cluster:
  *                     SPUBLISH reaches the one node the channel's slot lives on, not every node)
  *
@@ -411,6 +412,12 @@ export class RedisStore {
   async usageSites () {
     this.roundTrips++
     return this.redis.smembers(SITES)
+  }
+
+  /** @type {Store['claimUsage']} */
+  async claimUsage (site, id, ms) {
+    this.roundTrips++
+    return await this.redis.set(usageKey(site, `r:${id}`), '1', 'PX', ms, 'NX') === 'OK'
   }
 
   /** @type {Store['publish']} */

@@ -101,6 +101,9 @@
  * @property {(site: string, since: number, top: number) => Promise<SiteUsage>} siteUsage
  *   a site's usage: totals, the minutes from `since` on, and its `top` assets
  * @property {() => Promise<string[]>} usageSites the sites with usage
+ * @property {(site: string, id: string, ms: number) => Promise<boolean>} claimUsage
+ *   whether this is the first time a usage report with `id` came for `site` in the last `ms`
+ *   (the id is kept `ms` from its first time)
  * @property {() => Promise<void>} close
  *
  * @typedef {Record<typeof import('../../../protocol/index.js').USAGE_SOURCES[number], number>} UsageCounts
