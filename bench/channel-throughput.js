@@ -33,6 +33,7 @@ import { startCoordinator } from '../coordinator/src/server.js'
 import { CHUNK_BYTES, HIGH_WATER, LOW_WATER } from '../client/src/transfer.js'
 import { udpCounters } from './coordinator-load/procfs.js'
 import { machineSpeedSpan } from './machine-speed.js'
+import { median } from './stats.js'
 
 const KINDS = /** @type {const} */ (['chromium', 'firefox'])
 const OPEN_TIMEOUT_MS = 15_000
@@ -147,15 +148,6 @@ async function selectedPath () {
     return pair ? `${local?.protocol} ${local?.candidateType}/${remote?.candidateType}` : 'none'
   }))
   return [...new Set(paths)].join(', ')
-}
-
-/**
- * @param {number[]} xs
- * @returns {number}
- */
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
 const coordinator = await startCoordinator({ port: 0, stunPort: 0, logLevel: 'silent' })

@@ -21,6 +21,7 @@ import { buildClient } from '../client/build.js'
 import { sriHash } from '../client/manifest.js'
 import { startCoordinator } from '../coordinator/src/server.js'
 import { launchBrowser } from '../test/support/browsers.js'
+import { upperPercentile } from './stats.js'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '40' }, kb: { type: 'string', default: '100' } } })
 const runs = Number(values.runs)
@@ -64,7 +65,6 @@ async function visit () {
   return { browser, events }
 }
 
-const median = (/** @type {number[]} */ xs, q = 0.5) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]
 try {
   const a = await visit()
   const b = await visit()
@@ -72,9 +72,11 @@ try {
   const peer = b.events.filter((e) => e.source === 'peer').map((e) => e.ms)
   const fmt = (/** @type {number} */ ms) => ms.toFixed(1).padStart(7) + ' ms'
   console.log(`${runs} × ${size / 1000} KB, Chromium on loopback, Maygh.load() end to end`)
-  console.log(`origin  median ${fmt(median(origin))}  p90 ${fmt(median(origin, 0.9))}  (n=${origin.length})`)
+  // The upper median and p90 (bench/stats.js): the README's figures were printed with them.
+  console.log(`origin  median ${fmt(upperPercentile(origin, 0.5))}  p90 ${fmt(upperPercentile(origin, 0.9))}  (n=${origin.length})`)
   if (peer.length) {
-    console.log(`peer    median ${fmt(median(peer.slice(1)))}  p90 ${fmt(median(peer.slice(1), 0.9))}  (n=${peer.length - 1}, open channel)`)
+    const open = peer.slice(1)
+    console.log(`peer    median ${fmt(upperPercentile(open, 0.5))}  p90 ${fmt(upperPercentile(open, 0.9))}  (n=${open.length}, open channel)`)
     console.log(`peer    first  ${fmt(peer[0])}  (includes connection set-up)`)
   }
   if (peer.length !== runs) console.log(`warning: only ${peer.length} of ${runs} loads came from the peer`)

@@ -17,6 +17,7 @@ import { resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { openWorld } from './coordinator-load/frame-cost-world.js'
+import { median } from './stats.js'
 
 const USAGE = `usage: node bench/coordinator-frame-cost-ab.js --base DIR [--workload transaction|relay (transaction)]
   [--pairs N (100)] [--transactions N (10000)]
@@ -28,13 +29,6 @@ median µs per transaction of each tree and median ratio new/base, and their geo
 `
 const SELF = fileURLToPath(import.meta.url)
 const HERE = resolve(SELF, '../..')
-
-/** @param {number[]} v @returns {number} */
-const median = (v) => {
-  const s = [...v].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
-}
 
 /**
  * One order: both worlds, `first` started first, their runs alternated.

@@ -20,6 +20,7 @@
  */
 import { parseArgs } from 'node:util'
 import { startStack, launchBrowser } from '../test/support/browsers.js'
+import { median } from './stats.js'
 
 const HELP = `usage: node bench/coordinator-frames.js [--views N (3)] [--engines chromium,firefox]
 
@@ -80,9 +81,6 @@ async function framesOf (page) {
 
 /** @param {Record<string, number>} counts */
 const sum = (counts) => Object.values(counts).reduce((a, b) => a + b, 0)
-
-/** @param {number[]} xs */
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
 
 const out = {}
 for (const kind of engines) {

@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util'
 import { signJoinToken } from '../coordinator/src/join-token.js'
 import { Introductions } from '../coordinator/src/introductions.js'
 import { startStack, launchBrowser, openWithToken, images, corruptReplies } from '../test/support/browsers.js'
+import { percentile } from './stats.js'
 
 const HELP = `usage: node bench/liars.js [options]
 
@@ -248,15 +249,11 @@ async function measureVisit (browser, url, token) {
 }
 
 /**
- * Nearest-rank percentile.
+ * The nearest-rank percentile (bench/stats.js) in ms to 0.1.
  * @param {number[]} xs
  * @param {number} q in (0, 1]
  */
-function percentile (xs, q) {
-  if (xs.length === 0) return null
-  const sorted = [...xs].sort((a, b) => a - b)
-  return round(sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)])
-}
+const percentileMs = (xs, q) => xs.length === 0 ? null : round(percentile(xs, q))
 const round = (/** @type {number} */ ms) => Math.round(ms * 10) / 10
 
 /**
@@ -329,13 +326,13 @@ function summarize (visits, liars, coordinator) {
   /** @param {Map<string, number>} from peers → the visitor being measured then */
   const byVisitor = (from) => [...from.keys()].filter((id) => measured.has(id)).map((id) => /** @type {number} */ (measured.get(id))).sort((a, b) => a - b)
   const summary = {
-    p95ImageMs: percentile(imageMs, 0.95),
-    p50ImageMs: percentile(imageMs, 0.5),
-    maxImageMs: percentile(imageMs, 1),
-    p95VisitMs: percentile(visitMs, 0.95),
-    p50VisitMs: percentile(visitMs, 0.5),
+    p95ImageMs: percentileMs(imageMs, 0.95),
+    p50ImageMs: percentileMs(imageMs, 0.5),
+    maxImageMs: percentileMs(imageMs, 1),
+    p95VisitMs: percentileMs(visitMs, 0.95),
+    p50VisitMs: percentileMs(visitMs, 0.5),
     imageLoads: imageMs.length,
-    firstVisitsP95ImageMs: percentile(visits.slice(0, skip).flatMap((v) => v.loads.map((e) => e.ms)), 0.95),
+    firstVisitsP95ImageMs: percentileMs(visits.slice(0, skip).flatMap((v) => v.loads.map((e) => e.ms)), 0.95),
     visitMs: visits.map((v) => Math.round(v.visitMs)),
     sources,
     rejected: visits.reduce((n, v) => n + v.stats.rejected, 0),

@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import { median } from './stats.js'
 
 /** A lookup-with-offer sized message, as the coordinator parses and writes them. */
 const MESSAGE = JSON.stringify({
@@ -57,8 +58,7 @@ export function machineSpeed ({ runs = 5, units = 40 } = {}) {
     runsMs.push(Math.round((performance.now() - t0) * 10) / 10)
   }
   if (sink < 0) throw new Error('unreachable')
-  const sorted = [...runsMs].sort((a, b) => a - b)
-  return { referenceMs: sorted[Math.floor(sorted.length / 2)], runsMs }
+  return { referenceMs: median(runsMs), runsMs }
 }
 
 /**

@@ -3,6 +3,8 @@
  * visits summed up against the targets issue 23 set, and the tables printed.
  */
 
+import { percentile } from './stats.js'
+
 /** @typedef {'first' | 'newcomer' | 'holders' | 'down' | 'silent' | 'liar'} Scenario */
 
 /**
@@ -23,15 +25,8 @@ export const TARGETS = Object.freeze({
   holdersWasted: 0.05
 })
 
-/**
- * Nearest-rank percentile.
- * @param {number[]} xs
- * @param {number} q in (0, 1]
- */
-function percentile (xs, q) {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return Math.round(sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)])
-}
+/** The nearest-rank percentile (bench/stats.js) in whole ms. @param {number[]} xs @param {number} q in (0, 1] */
+const percentileMs = (xs, q) => Math.round(percentile(xs, q))
 const ratio = (/** @type {number} */ a, /** @type {number} */ b) => Math.round(a / b * 100) / 100
 
 /**
@@ -53,13 +48,13 @@ export function summarize (runs, scenario, shopImageBytes) {
   const figures = (rs) => {
     const lcps = /** @type {number[]} */ (rs.map((r) => r.lcpMs).filter((ms) => ms !== null))
     return {
-      viewportP50: percentile(rs.map((r) => r.viewportMs), 0.5),
-      viewportP95: percentile(rs.map((r) => r.viewportMs), 0.95),
-      allP50: percentile(rs.map((r) => r.allMs), 0.5),
-      allP95: percentile(rs.map((r) => r.allMs), 0.95),
+      viewportP50: percentileMs(rs.map((r) => r.viewportMs), 0.5),
+      viewportP95: percentileMs(rs.map((r) => r.viewportMs), 0.95),
+      allP50: percentileMs(rs.map((r) => r.allMs), 0.5),
+      allP95: percentileMs(rs.map((r) => r.allMs), 0.95),
       // Over the visits whose engine reported one; null when none did.
-      lcpP50: lcps.length ? percentile(lcps, 0.5) : null,
-      lcpP95: lcps.length ? percentile(lcps, 0.95) : null,
+      lcpP50: lcps.length ? percentileMs(lcps, 0.5) : null,
+      lcpP95: lcps.length ? percentileMs(lcps, 0.95) : null,
       lcpVisits: lcps.length,
       originImageBytesPerVisit: Math.round(rs.reduce((n, r) => n + r.originImageBytes, 0) / rs.length)
     }

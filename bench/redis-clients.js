@@ -58,6 +58,7 @@ import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import { startRedisServer } from '../test/support/redis-server.js'
 import { clockTicksPerSecond } from './coordinator-load/procfs.js'
+import { median } from './stats.js'
 import { INSTALL_OPTIONAL, VARIANTS, missing } from './redis-clients/variants.js'
 import { COMMANDS_PER_TRANSACTION, FIELDS_PER_HASH, HASHES, SAMPLE, seedCommands } from './redis-clients/workload.js'
 
@@ -130,11 +131,8 @@ function trial (options) {
  * @returns {{ median: number, min: number, max: number }}
  */
 function spread (xs, digits) {
-  const sorted = [...xs].sort((x, y) => x - y)
-  const mid = sorted.length >> 1
-  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
   const round = (/** @type {number} */ x) => Number(x.toFixed(digits))
-  return { median: round(median), min: round(sorted[0]), max: round(sorted[sorted.length - 1]) }
+  return { median: round(median(xs)), min: round(Math.min(...xs)), max: round(Math.max(...xs)) }
 }
 
 /**

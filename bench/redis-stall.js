@@ -14,6 +14,7 @@ import { startCoordinator } from '../coordinator/src/server.js'
 import { startRedisServer } from '../test/support/redis-server.js'
 import { TestClient } from '../test/support/test-client.js'
 import { sriHash } from '../client/manifest.js'
+import { upperPercentile } from './stats.js'
 
 /** an asset's name, made from a word */
 const h = (/** @type {string} */ word) => sriHash(Buffer.from(word))
@@ -79,7 +80,8 @@ await Promise.all(loops)
 /** @param {number[]} list */
 const figures = (list) => {
   const sorted = [...list].sort((a, b) => a - b)
-  return { replies: sorted.length, p50Ms: sorted[sorted.length >> 1] ?? null, maxMs: sorted[sorted.length - 1] ?? null, overTimeout: sorted.filter((ms) => ms > timeoutMs + 250).length }
+  // the upper median (bench/stats.js): the README's figures were printed with it
+  return { replies: sorted.length, p50Ms: sorted.length ? upperPercentile(sorted, 0.5) : null, maxMs: sorted[sorted.length - 1] ?? null, overTimeout: sorted.filter((ms) => ms > timeoutMs + 250).length }
 }
 const report = { storeTimeoutMs: timeoutMs, stallS, lookup: figures(times.lookup), update: figures(times.update), readyz503AfterMs: readyz503 }
 console.log(values.json ? JSON.stringify(report) : report)

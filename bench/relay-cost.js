@@ -29,6 +29,7 @@ import wrtc from '@roamhq/wrtc'
 import { turnServer } from '../coordinator/src/ice.js'
 import { startTurnServer } from '../test/support/turn-server.js'
 import { childPids, clockTicksPerSecond, cpuTicks } from './coordinator-load/procfs.js'
+import { median } from './stats.js'
 
 /** Each message's size; its first 4 bytes hold its index, which the receiver checks. */
 const MESSAGE_BYTES = 16 * 1024
@@ -281,11 +282,8 @@ export async function runRelayCost ({ rounds, mb, log = () => {} }) {
 
 /** @param {number[]} xs @param {number} digits */
 const spread = (xs, digits) => {
-  const sorted = [...xs].sort((x, y) => x - y)
-  const mid = sorted.length >> 1
-  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
   const round = (/** @type {number} */ x) => Number(x.toFixed(digits))
-  return { median: round(median), min: round(sorted[0]), max: round(sorted[sorted.length - 1]) }
+  return { median: round(median(xs)), min: round(Math.min(...xs)), max: round(Math.max(...xs)) }
 }
 
 /**

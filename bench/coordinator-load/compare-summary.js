@@ -5,6 +5,7 @@
  * a machine that slows down weighs on both sides of a ratio alike), and a
  * target as its median ratio, the bound and whether it is met.
  */
+import { median } from '../stats.js'
 
 /** Figures of a run summarised over a server's runs. */
 export const FIGURES = /** @type {const} */ (['tpsPerCoreS', 'tps', 'p50Ms', 'p99Ms'])
@@ -54,9 +55,7 @@ export function round (value, digits = 2) {
 export function spread (values) {
   const sorted = /** @type {number[]} */ (values.filter((v) => typeof v === 'number' && Number.isFinite(v))).sort((a, b) => a - b)
   if (sorted.length === 0) return null
-  const mid = sorted.length >> 1
-  const median = sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-  return { min: sorted[0], median: round(median), max: sorted[sorted.length - 1] }
+  return { min: sorted[0], median: round(median(sorted)), max: sorted[sorted.length - 1] }
 }
 
 /**
