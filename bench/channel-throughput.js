@@ -9,7 +9,7 @@
  * then the first sends `--mb` MB split across its channels in the client's
  * own frames and with its own backpressure (client/src/transfer.js:
  * CHUNK_BYTES, HIGH_WATER, LOW_WATER; `--high-water KiB` tries another,
- * refilled at the same ratio), and the time runs until the other
+ * refilled at the same ratio; `--chunk KiB` another frame size), and the time runs until the other
  * page has every byte. New connections every round; `--rounds` rounds per
  * pair, medians. Also per round: the UDP datagrams the machine dropped
  * because a receiving socket's buffer was full (`/proc/net/snmp`), loopback's
@@ -24,7 +24,7 @@
  *
  *   unshare -n sh -c 'ip link set lo up && ip route add default dev lo src 127.0.0.1 && exec "$@"' sh \
  *     node bench/channel-throughput.js [--pairs chromium,firefox,chromium:firefox,firefox:chromium]
- *       [--channels 3] [--mb 3.5] [--rounds 5] [--high-water KiB] [--json]
+ *       [--channels 3] [--mb 3.5] [--rounds 5] [--high-water KiB] [--chunk KiB] [--json]
  */
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
@@ -45,6 +45,7 @@ const { values: flags } = parseArgs({
     mb: { type: 'string', default: '3.5' },
     rounds: { type: 'string', default: '5' },
     'high-water': { type: 'string', default: String(HIGH_WATER / 1024) },
+    chunk: { type: 'string', default: String(CHUNK_BYTES / 1024) },
     json: { type: 'boolean', default: false }
   }
 })
@@ -66,10 +67,13 @@ const channels = Number(flags.channels)
 const bytes = Math.round(Number(flags.mb) * 1e6)
 const rounds = Number(flags.rounds)
 if (!Number.isInteger(channels) || channels < 1 || channels > 16) usage('--channels: an integer from 1 to 16')
-if (!Number.isFinite(bytes) || bytes < CHUNK_BYTES || bytes > 1e9) usage('--mb: from 0.02 to 1000')
+const chunk = Number(flags.chunk) * 1024
+// 256 KiB: the largest message Chromium (and @roamhq/wrtc) take
+if (!Number.isInteger(chunk) || chunk < 1024 || chunk > 256 << 10) usage('--chunk: KiB, from 1 to 256')
+if (!Number.isFinite(bytes) || bytes < chunk || bytes > 1e9) usage('--mb: from the frame size to 1000')
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 100) usage('--rounds: an integer from 1 to 100')
 const high = Number(flags['high-water']) * 1024
-if (!Number.isInteger(high) || high < CHUNK_BYTES || high > 64 << 20) usage('--high-water: KiB, from 16 to 65536')
+if (!Number.isInteger(high) || high < chunk || high > 64 << 20) usage('--high-water: KiB, from the frame size to 65536')
 /** refilled at the client's ratio of low to high water */
 const low = Math.round(high * LOW_WATER / HIGH_WATER)
 
@@ -195,7 +199,7 @@ try {
         await receiver.evaluate((per) => { for (const e of /** @type {any} */ (globalThis).bench) e.want = per }, per)
         const udpBefore = udpCounters()
         const started = await receiver.evaluate(() => performance.now())
-        await sender.evaluate(sendAll, { per, chunk: CHUNK_BYTES, high, low })
+        await sender.evaluate(sendAll, { per, chunk, high, low })
         const done = await receiver.evaluate((ms) => new Promise((resolve) => {
           const bench = /** @type {any} */ (globalThis).bench
           const check = setInterval(() => {
@@ -236,9 +240,9 @@ try {
 
 const machine = speedEnd()
 if (flags.json) {
-  console.log(JSON.stringify({ channels, bytes, rounds, chunk: CHUNK_BYTES, highWater: high, lowWater: low, machine, pairs: out }))
+  console.log(JSON.stringify({ channels, bytes, rounds, chunk, highWater: high, lowWater: low, machine, pairs: out }))
 } else {
-  console.log(`\n${(bytes / 1e6).toFixed(2)} MB over ${channels} data channel(s) at once, ${CHUNK_BYTES / 1024} KiB frames, at most ${high / 1024} KiB buffered (refilled at ${low / 1024}), ${rounds} rounds; medians (min–max)`)
+  console.log(`\n${(bytes / 1e6).toFixed(2)} MB over ${channels} data channel(s) at once, ${chunk / 1024} KiB frames, at most ${high / 1024} KiB buffered (refilled at ${low / 1024}), ${rounds} rounds; medians (min–max)`)
   console.log('pair                  MB/s               ms      UDP datagrams dropped / received')
   for (const [name, r] of Object.entries(out)) {
     console.log(`${name.padEnd(22)}${`${r.mbPerS.toFixed(1)} (${r.minMbPerS.toFixed(1)}–${r.maxMbPerS.toFixed(1)})`.padEnd(19)}${String(Math.round(r.ms)).padEnd(8)}${r.dropped} / ${r.datagrams}`)
