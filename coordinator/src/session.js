@@ -40,6 +40,8 @@ export class Session {
     this.quarantined = false
     /** what its store keys start with: '' or, under `pairWithinNetwork`, its network's name and '/' (set by `join`) */
     this.scope = ''
+    /** `usage` reports with an `id` it has sent (usage.js USAGE_IDS_PER_SOCKET) */
+    this.usageIds = 0
     /** lists what it announces; false after `update {serving: false}` (receive-only, its upload budget spent) until `serving: true` */
     this.serving = true
     /** joined `fetchOnly` (a service worker's socket): lists nothing, and is not counted among the peers online */

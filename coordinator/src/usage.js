@@ -43,6 +43,15 @@ export async function siteTotals (store) {
  */
 export const USAGE_ID_MS = 3_600_000
 
+/**
+ * A socket's reports checked by id at most (each id is a key the store keeps
+ * USAGE_ID_MS): a page sends one for each earlier page that could not report,
+ * rarely more than a couple. Past them its reports count as if they had no id,
+ * so a scripted client cannot fill the store with ids (what it says it
+ * counted it can inflate anyway: README, "Security model").
+ */
+export const USAGE_IDS_PER_SOCKET = 16
+
 export class UsageTally {
   /**
    * @param {object} o

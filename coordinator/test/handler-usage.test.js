@@ -6,6 +6,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { handlerContext } from './handler-context.js'
+import { USAGE_IDS_PER_SOCKET } from '../src/usage.js'
 
 const SHOP = 'https://shop.example'
 
@@ -58,6 +59,25 @@ test('a report with an id is counted once per site, whichever visitor sends it a
   assert.equal((await hc.store.siteUsage(OTHER, 0, 10)).total.peer, 3_502_698, 'ids are per site')
   assert.equal(await hc.metric('maygh_usage_repeats_total'), 2)
   assert.equal(await hc.metric('maygh_usage_bytes_total{source="peer"}'), 2 * 3_502_698 + 12, 'repeats are not metered as bytes')
+})
+
+test('a socket\'s reports are checked by id USAGE_IDS_PER_SOCKET times at most: later ones count as they come, and leave no id in the store', async (t) => {
+  const hc = await handlerContext()
+  t.after(() => hc.close())
+  const one = await hc.joined([], { ip: '192.0.2.1', origin: SHOP })
+  for (let i = 0; i < USAGE_IDS_PER_SOCKET; i++) await hc.send(one, { type: 'usage', peer: 1, id: `id${i}` })
+  await hc.send(one, { type: 'usage', peer: 1, id: 'id0' })
+  await hc.send(one, { type: 'usage', peer: 1, id: 'fresh' })
+  await hc.context.usage.flush()
+  assert.equal((await hc.store.siteUsage(SHOP, 0, 10)).total.peer, USAGE_IDS_PER_SOCKET + 2, 'past the cap a repeated id counts too')
+  assert.equal(await hc.store.claimUsage(SHOP, 'fresh', 1000), true, 'an id past the cap is not kept')
+  assert.equal(await hc.store.claimUsage(SHOP, `id${USAGE_IDS_PER_SOCKET - 1}`, 1000), false)
+  // Another socket (the visitor's next page) has its own.
+  const two = await hc.joined([], { ip: '192.0.2.1', origin: SHOP })
+  await hc.send(two, { type: 'usage', peer: 5, id: 'id0' })
+  await hc.send(two, { type: 'usage', peer: 7, id: 'other' })
+  await hc.context.usage.flush()
+  assert.equal((await hc.store.siteUsage(SHOP, 0, 10)).total.peer, USAGE_IDS_PER_SOCKET + 2 + 7)
 })
 
 test('a report with an id is counted when the store cannot say whether it is the first: nothing lost', async (t) => {

@@ -3,10 +3,13 @@
  * origin, from its store, served to peers) and the peer bytes per asset path,
  * summed per site (usage.js). Not counted from a quarantined visitor, nor from
  * a page that sent no `Origin` (there is no site to count it for), nor twice
- * when it carries an `id` the site has counted already.
+ * when it carries an `id` the site has counted already (the first
+ * USAGE_IDS_PER_SOCKET of a socket's ids are checked; later ones count as
+ * they come).
  */
 import { LIMITS, MAX_USAGE_BYTES, USAGE_ID_PATTERN, USAGE_SOURCES } from '../../../protocol/index.js'
 import { badField } from '../fields.js'
+import { USAGE_IDS_PER_SOCKET } from '../usage.js'
 
 /** Reads or relays: runs as it comes, after the peer's earlier changes but holding up none (Session.after). */
 export const ordered = false
@@ -30,6 +33,9 @@ const isByteCount = (n) => Number.isInteger(n) && /** @type {number} */ (n) >= 0
 /** @type {import('./index.js').Handler} */
 export async function handle (message, session, { usage }) {
   session.requirePeer()
-  if (!session.quarantined && session.origin !== '') await usage.add(session.origin, message)
+  if (!session.quarantined && session.origin !== '') {
+    const checked = message.id === undefined || ++session.usageIds <= USAGE_IDS_PER_SOCKET
+    await usage.add(session.origin, checked ? message : { ...message, id: undefined })
+  }
   return message.ref === undefined ? undefined : { type: 'counted' }
 }
