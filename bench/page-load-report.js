@@ -3,7 +3,7 @@
  * visits summed up against the targets issue 23 set, and the tables printed.
  */
 
-import { percentile } from './stats.js'
+import { percentile, ratioInterval } from './stats.js'
 
 /** @typedef {'first' | 'newcomer' | 'holders' | 'down' | 'silent' | 'liar'} Scenario */
 
@@ -110,24 +110,40 @@ export function summarize (runs, scenario, shopImageBytes) {
   }
 }
 
-/** The figures an A/B (`--base`) compares, each a p50 and a p95. */
-const COMPARED = /** @type {const} */ (['viewportP50', 'viewportP95', 'allP50', 'allP95', 'lcpP50', 'lcpP95'])
+/** The figures an A/B (`--base`) compares, each a p50 and a p95 of one of a visit's times. */
+const COMPARED = /** @type {const} */ ({
+  viewportP50: ['viewportMs', 0.5],
+  viewportP95: ['viewportMs', 0.95],
+  allP50: ['allMs', 0.5],
+  allP95: ['allMs', 0.95],
+  lcpP50: ['lcpMs', 0.5],
+  lcpP95: ['lcpMs', 0.95]
+})
+/** @typedef {keyof typeof COMPARED} Compared */
 
 /**
  * This tree's maygh visits against another's (`--base`), made alternately in
  * one run: each figure's ratio, this tree's over the other's (below 1: this
- * tree's is sooner); and the share of image bytes each saved the origin.
+ * tree's is sooner), with the 90% interval the ratio falls in by chance alone
+ * (bench/stats.js ratioInterval, over the two sides' visits); and the share of
+ * image bytes each saved the origin.
  * @param {ReturnType<typeof summarize>} ours
  * @param {ReturnType<typeof summarize>} base
+ * @param {{ ours: Run[], base: Run[] }} visits each side's maygh visits
  */
-export function abRatios (ours, base) {
-  const out = /** @type {Record<typeof COMPARED[number], number | null>} */ ({})
-  for (const k of COMPARED) {
+export function abRatios (ours, base, visits) {
+  const out = /** @type {Record<Compared, number | null>} */ ({})
+  const intervals = /** @type {Record<Compared, [number, number] | null>} */ ({})
+  for (const [k, [time, q]] of /** @type {[Compared, typeof COMPARED[Compared]][]} */ (Object.entries(COMPARED))) {
     const a = ours.maygh[k]
     const b = base.maygh[k]
     out[k] = a === null || b === null ? null : ratio(a, b)
+    /** @param {Run[]} rs */
+    const times = (rs) => /** @type {number[]} */ (rs.map((r) => r[time]).filter((ms) => ms !== null))
+    const [low, high] = ratioInterval(times(visits.ours), times(visits.base), (xs) => percentile(xs, q))
+    intervals[k] = out[k] === null ? null : [round(low, 2), round(high, 2)]
   }
-  return { ...out, peerOrStoreShare: ours.peerOrStoreShare, basePeerOrStoreShare: base.peerOrStoreShare }
+  return { ...out, intervals, peerOrStoreShare: ours.peerOrStoreShare, basePeerOrStoreShare: base.peerOrStoreShare }
 }
 
 /**
@@ -167,5 +183,8 @@ export function printTable ({ engine, visits, profile }, results) {
     console.log(`${name.padEnd(23)}${pair(r.maygh.viewportP50, r.maygh.viewportP95)}${pair(base.maygh.viewportP50, base.maygh.viewportP95)}${two(ab.viewportP50, ab.viewportP95)}` +
       `${pair(r.maygh.allP50, r.maygh.allP95)}${pair(base.maygh.allP50, base.maygh.allP95)}${two(ab.allP50, ab.allP95)}` +
       `${pair(r.maygh.lcpP50, r.maygh.lcpP95)}${pair(base.maygh.lcpP50, base.maygh.lcpP95)}${two(ab.lcpP50, ab.lcpP95)}${ab.peerOrStoreShare} / ${ab.basePeerOrStoreShare}`)
+    const span = (/** @type {[number, number] | null} */ i) => i === null ? 'n/a' : `${i[0]}–${i[1]}`
+    const { intervals: i } = ab
+    console.log(`${''.padEnd(23)}90% intervals of chance alone (bootstrap of the visits): viewport ${span(i.viewportP50)} / ${span(i.viewportP95)}, all ${span(i.allP50)} / ${span(i.allP95)}, LCP ${span(i.lcpP50)} / ${span(i.lcpP95)}`)
   }
 }

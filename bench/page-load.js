@@ -114,7 +114,9 @@ const HELP = `node bench/page-load.js [options]
                     DIR's client, coordinator and demo site and this tree's, each with its own
                     holders and distant origin, in the same browsers, so that what else the
                     machine does falls on both alike; prints a third table, this tree's p50 and
-                    p95 against DIR's, and puts DIR's figures under \`base\` in the JSON
+                    p95 against DIR's with the 90% interval each ratio falls in by chance alone
+                    (a bootstrap of the visits: one that holds 1 shows no difference), and puts
+                    DIR's figures under \`base\` in the JSON
 
 Prints two tables per profile and one JSON line: per mode and scenario the
 p50/p95 time until the viewport's images show, until all images do, and the
@@ -528,7 +530,7 @@ async function runProfile (profile) {
           timeline: timeline ? { maygh: medianTimeline(maygh.map((r) => r.steps ?? {})), none: medianTimeline(none.map((r) => r.steps ?? {})) } : undefined
         }))
         const result = results[`${mode}/${scenario}`] = summed[summed.length - 1]
-        if (sides.length > 1) Object.assign(result, { base: summed[0], ab: abRatios(result, summed[0]) })
+        if (sides.length > 1) Object.assign(result, { base: summed[0], ab: abRatios(result, summed[0], { ours: bySide[bySide.length - 1].maygh, base: bySide[0].maygh }) })
         for (const [k, { udp }] of bySide.entries()) {
           const which = sides.length > 1 ? (k === sides.length - 1 ? ' (this tree)' : ' (--base)') : ''
           if (udp.datagrams) console.error(`page-load: ${mode}/${scenario}${which}: the maygh visits' UDP datagrams (peers' channels, STUN) dropped by full receive buffers: ${udp.dropped} of ${udp.datagrams} (${(100 * udp.dropped / udp.datagrams).toFixed(1)} %)`)

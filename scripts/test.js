@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url'
 import { buildClient } from '../client/build.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const SUITES = ['protocol/test', 'policy/test', 'coordinator/test', 'client/test', 'demo-site/test', 'sim/test', 'swarm/test', 'test/e2e']
+const SUITES = ['protocol/test', 'policy/test', 'coordinator/test', 'client/test', 'demo-site/test', 'sim/test', 'swarm/test', 'bench/test', 'test/e2e']
 
 /** @returns {string[]} every *.test.js under the suite folders, e2e last */
 function testFiles () {
