@@ -35,6 +35,13 @@ const ratio = (/** @type {number} */ a, /** @type {number} */ b) => Math.round(a
  * @typedef {{ maygh: Run[], none: Run[] }} Runs
  */
 
+/**
+ * One of the visits' times, over the visits that have it (LCP: those whose engine reported one).
+ * @param {Run[]} rs
+ * @param {'viewportMs' | 'allMs' | 'lcpMs'} time
+ */
+const timesOf = (rs, time) => /** @type {number[]} */ (rs.map((r) => r[time]).filter((ms) => ms !== null))
+
 /** @param {number} x @param {number} [places] */
 const round = (x, places = 3) => Math.round(x * 10 ** places) / 10 ** places
 
@@ -46,7 +53,7 @@ const round = (x, places = 3) => Math.round(x * 10 ** places) / 10 ** places
 export function summarize (runs, scenario, shopImageBytes) {
   /** @param {Run[]} rs */
   const figures = (rs) => {
-    const lcps = /** @type {number[]} */ (rs.map((r) => r.lcpMs).filter((ms) => ms !== null))
+    const lcps = timesOf(rs, 'lcpMs')
     return {
       viewportP50: percentileMs(rs.map((r) => r.viewportMs), 0.5),
       viewportP95: percentileMs(rs.map((r) => r.viewportMs), 0.95),
@@ -138,9 +145,7 @@ export function abRatios (ours, base, visits) {
     const a = ours.maygh[k]
     const b = base.maygh[k]
     out[k] = a === null || b === null ? null : ratio(a, b)
-    /** @param {Run[]} rs */
-    const times = (rs) => /** @type {number[]} */ (rs.map((r) => r[time]).filter((ms) => ms !== null))
-    const [low, high] = ratioInterval(times(visits.ours), times(visits.base), (xs) => percentile(xs, q))
+    const [low, high] = ratioInterval(timesOf(visits.ours, time), timesOf(visits.base, time), (xs) => percentile(xs, q))
     intervals[k] = out[k] === null ? null : [round(low, 2), round(high, 2)]
   }
   return { ...out, intervals, peerOrStoreShare: ours.peerOrStoreShare, basePeerOrStoreShare: base.peerOrStoreShare }

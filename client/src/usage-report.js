@@ -142,11 +142,11 @@ export class UsageReport {
     this.#storage((s) => {
       const stash = s.getItem(STASH_KEY)
       s.removeItem(STASH_KEY)
-      for (const message of [JSON.parse(/** @type {string} */ (stash)) ?? []].flat()) {
-        // (One stashed by an older client, as one object, has no type nor id.)
-        this.#unsent.set(message.id ??= newId(), { ...message, type: 'usage' })
-        this.#add({})
-      }
+      const taken = [JSON.parse(/** @type {string} */ (stash)) ?? []].flat()
+      // (One stashed by an older client, as one object, has no type nor id.)
+      for (const message of taken) this.#unsent.set(message.id ??= newId(), { ...message, type: 'usage' })
+      // Reported as this page's own bytes are: SETTLE_MS from now, or with its next report.
+      if (taken.length) this.#add({})
     })
   }
 
