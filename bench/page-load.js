@@ -82,6 +82,7 @@ import { startSlowOrigin } from './slow-origin.js'
 import { startDistantTcp } from './distant-tcp.js'
 import { abRatios, printTable, summarize } from './page-load-report.js'
 import { HEDGE_PREFERENCES } from '../policy/hedge-rule.js'
+import { BUDGET_DEFAULTS } from '../policy/budgets.js'
 import { machineSpeedSpan } from './machine-speed.js'
 import { udpCounters } from './coordinator-load/procfs.js'
 import { hideCandidates } from '../swarm/src/browser-visitor.js'
@@ -92,7 +93,8 @@ const HELP = `node bench/page-load.js [options]
   --holders N       holders online in the newcomer, holders, silent and liar scenarios (default 3)
   --modes LIST      transparent, elements (default both)
   --scenarios LIST  first, newcomer, holders, down, silent, liar (default all)
-  --max-seconds N   give up after this long (default 3000)
+  --max-seconds N   give up after this long (default 3000); a visit whose images have not all
+                    shown within 60 s stops the run, saying which and what the worker said of each load
   --engine NAME     chromium (default) or firefox: the holders' and the visitors' browser
   --hedge NAME      the site's data-hedge: balanced (the client's default), latency or savings
   --coordinator-rtt MS  put the coordinator this far away (a round trip per request, two to open
@@ -311,6 +313,51 @@ function shownBy (viewportOnly) {
 }
 
 /**
+ * Resolves once the coordinator lists as holding something exactly the
+ * side's holders; an error saying what it lists after VISIT_MS.
+ * @param {{ holding: () => number, holders: unknown[], sessions: () => object[] }} side
+ * @param {string} when
+ */
+async function holdersOnly (side, when) {
+  const by = Date.now() + VISIT_MS
+  while (side.holding() !== side.holders.length) {
+    if (Date.now() > by) throw new Error(`page-load: ${when}, the coordinator lists ${side.holding()} sessions holding assets, not the ${side.holders.length} holders: ${JSON.stringify(side.sessions())}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** A visit whose images have not all shown by then (or whose pages are not idle by then) stops the bench, saying what it waited for (ms). */
+const VISIT_MS = 60_000
+
+/**
+ * `waiting`, or an error saying what `diagnose` finds once VISIT_MS have passed.
+ * @template T
+ * @param {Promise<T>} waiting
+ * @param {() => Promise<string>} diagnose
+ * @returns {Promise<T>}
+ */
+async function withinVisit (waiting, diagnose) {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, VISIT_MS) }).then(async () => { throw new Error(`page-load: ${await diagnose()}`) })
+  try {
+    return await Promise.race([waiting, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * In the page: the shop's images not shown yet, and what the service worker said of each load it made.
+ * @returns {{ pending: string[], loads: unknown[] }}
+ */
+function notShown () {
+  const { shown, loads } = /** @type {any} */ (globalThis).__pageLoadBench
+  const imgs = /** @type {HTMLImageElement[]} */ ([...document.querySelectorAll('main img')])
+  return { pending: imgs.filter((img) => !shown.has(img) || !img.complete).map((img) => img.currentSrc || img.src), loads }
+}
+
+/**
  * In the page, once all have shown: the first viewport's last image to show
  * (`--per-visit`: what held a slow visit up), with its resource timing (ms from
  * navigation) and what the worker said of its load (source, peer, why the
@@ -443,6 +490,8 @@ async function openSide (root, profile) {
     holders: [],
     /** Sessions that hold something: the holders' pages (the sockets their workers keep hold nothing; a visitor's page once it has gone, none). */
     holding: () => [...coordinator.sessions.values()].filter((/** @type {any} */ s) => s.assets.size > 0).length,
+    /** What the coordinator holds of each session: for a run that stops waiting on `holding`. */
+    sessions: () => [...coordinator.sessions.values()].map((/** @type {any} */ s) => ({ peer: s.peerId, assets: s.assets.size, ip: s.ip })),
     // Its holders close with their browser.
     async close () {
       await origin.close()
@@ -484,15 +533,27 @@ async function runProfile (profile) {
         // An elements-mode visitor's first view is its holders scenario.
         if (scenario === 'newcomer' && mode !== 'transparent') continue
         const wantHolders = scenario === 'first' || scenario === 'down' ? 0 : holderCount
-        for (const side of sides) {
-          if (side.holders.length !== wantHolders) {
-            await closeHolders(side)
-            for (let i = 0; i < wantHolders; i++) side.holders.push(await openHolder(holderBrowser, side.origin.url + shop))
+        /**
+         * The side's holders for this scenario: fresh ones when it has another number of them, or
+         * when one of them could not serve a whole visit more within its session's upload budget
+         * (a holder at the client's defaults stops sharing there: 50 MB, the shop's images about 15 times over).
+         * @param {Side} side
+         * @param {boolean} fresh
+         */
+        const holdersFor = async (side, fresh) => {
+          if (!fresh && side.holders.length === wantHolders) {
+            const budget = BUDGET_DEFAULTS.uploadSessionMb * 2 ** 20
+            for (const h of side.holders) if (await servedBy([h]) + shopImageBytes > budget) fresh = true
+            if (!fresh) return
+            console.error(`page-load: ${mode}/${scenario}: fresh holders, one having served within a visit of its session's upload budget`)
           }
+          await closeHolders(side)
+          for (let i = 0; i < wantHolders; i++) side.holders.push(await openHolder(holderBrowser, side.origin.url + shop))
           if (scenario === 'silent') await side.holders[0].pages()[0].evaluate(silence)
           if (scenario === 'liar') await side.holders[0].pages()[0].evaluate(hideCandidates)
-          await until(async () => side.holding() === side.holders.length)
+          await holdersOnly(side, `${scenario}: the holders' setup`)
         }
+        for (const side of sides) await holdersFor(side, side.holders.length !== wantHolders)
         // The silent holder's `served` counts bytes its patched send() dropped: not an upload.
         const answering = (/** @type {Side} */ side) => scenario === 'silent' || scenario === 'liar' ? side.holders.slice(1) : side.holders
         /** @type {import('./page-load-report.js').Run[]} the origin-only visits, which the sides share */
@@ -508,11 +569,12 @@ async function runProfile (profile) {
             for (const k of kind === 'none' ? [i % sides.length] : order) {
               const side = sides[k]
               const variant = kind === 'none' ? 'none' : scenario === 'down' ? 'down' : 'maygh'
+              if (kind === 'maygh') await holdersFor(side, false)
               const servedBefore = await servedBy(answering(side))
               const udpBefore = udpCounters()
               const run = await visit(visitorBrowser, side.origin, { mode, shop, variant, fresh: scenario === 'newcomer' })
               // The visitor has left: wait until the coordinator no longer lists it (its channels are closed).
-              await until(async () => side.holding() === side.holders.length)
+              await holdersOnly(side, `after a ${variant} visit`)
               const udpAfter = udpCounters()
               const udp = udpBefore && udpAfter && { datagrams: udpAfter.datagrams - udpBefore.datagrams, dropped: udpAfter.dropped - udpBefore.dropped }
               if (kind === 'maygh' && udp) {
@@ -633,12 +695,12 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
     const query = `?bench=${variant}`
     if (mode === 'transparent' && !fresh) {
       await page.goto(base + '/about' + query)
-      if (variant !== 'none') await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
+      if (variant !== 'none') await withinVisit(page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle()), async () => `${variant} visit to ${base}: /about not idle after ${VISIT_MS / 1000} s: ${JSON.stringify(await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()))}`)
     }
     imagesBefore = origin.sent.image ?? 0
     // Origin-only: the plain-markup shop (the elements page has no image URLs in its markup).
     await page.goto(base + (variant === 'none' ? '/' : shop) + query, { waitUntil: 'commit' })
-    await page.evaluate(() => /** @type {any} */ (globalThis).__pageLoadBench.allShown)
+    await withinVisit(page.evaluate(() => /** @type {any} */ (globalThis).__pageLoadBench.allShown), async () => `${variant} visit to ${base}: images not shown after ${VISIT_MS / 1000} s: ${JSON.stringify(await page.evaluate(notShown))}`)
     const viewportMs = /** @type {number} */ (await page.evaluate(shownBy, true))
     const allMs = /** @type {number} */ (await page.evaluate(shownBy, false))
     const lcpMs = await page.evaluate(largestPaint)
@@ -647,11 +709,11 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
     if (last) last.requests = await page.evaluate(channelRequests)
     const stats = variant === 'none'
       ? null
-      : await page.evaluate(async () => {
+      : await withinVisit(page.evaluate(async () => {
         const M = /** @type {any} */ (globalThis).Maygh
         await M.idle()
         return M.stats()
-      })
+      }), async () => `${variant} visit to ${base}: the shop not idle after ${VISIT_MS / 1000} s: ${JSON.stringify(await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()))}`)
     measured = { viewportMs, allMs, lcpMs, stats, steps, last }
   } finally {
     await context.close()
