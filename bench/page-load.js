@@ -312,25 +312,12 @@ function shownBy (viewportOnly) {
   return wanted.length > 0 && document.readyState !== 'loading' && last
 }
 
-/**
- * Resolves once the coordinator lists as holding something exactly the
- * side's holders; an error saying what it lists after VISIT_MS.
- * @param {{ holding: () => number, holders: unknown[], sessions: () => object[] }} side
- * @param {string} when
- */
-async function holdersOnly (side, when) {
-  const by = Date.now() + VISIT_MS
-  while (side.holding() !== side.holders.length) {
-    if (Date.now() > by) throw new Error(`page-load: ${when}, the coordinator lists ${side.holding()} sessions holding assets, not the ${side.holders.length} holders: ${JSON.stringify(side.sessions())}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
 /** A visit whose images have not all shown by then (or whose pages are not idle by then) stops the bench, saying what it waited for (ms). */
 const VISIT_MS = 60_000
 
 /**
- * `waiting`, or an error saying what `diagnose` finds once VISIT_MS have passed.
+ * `waiting`, or an error saying what `diagnose` finds once VISIT_MS have passed
+ * (the run then ends: page-load exits on it).
  * @template T
  * @param {Promise<T>} waiting
  * @param {() => Promise<string>} diagnose
@@ -346,6 +333,15 @@ async function withinVisit (waiting, diagnose) {
     clearTimeout(timer)
   }
 }
+
+/**
+ * Resolves once the coordinator lists as holding something exactly the
+ * side's holders; an error saying what it lists after VISIT_MS.
+ * @param {{ holding: () => number, holders: unknown[], sessions: () => object[] }} side
+ * @param {string} when
+ */
+const holdersOnly = (side, when) => withinVisit(until(async () => side.holding() === side.holders.length),
+  async () => `${when}, the coordinator lists ${side.holding()} sessions holding assets, not the ${side.holders.length} holders: ${JSON.stringify(side.sessions())}`)
 
 /**
  * In the page: the shop's images not shown yet, and what the service worker said of each load it made.
@@ -693,9 +689,11 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
     // A slower device: the page's renderer throttled (its service worker's thread is not).
     if (cpuSlowdown > 1) await (await context.newCDPSession(page)).send('Emulation.setCPUThrottlingRate', { rate: cpuSlowdown })
     const query = `?bench=${variant}`
+    /** @param {string} what the page that waits: what it says once it has not gone idle in time */
+    const notIdle = (what) => async () => `${variant} visit to ${base}: ${what} not idle after ${VISIT_MS / 1000} s: ${JSON.stringify(await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()))}`
     if (mode === 'transparent' && !fresh) {
       await page.goto(base + '/about' + query)
-      if (variant !== 'none') await withinVisit(page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle()), async () => `${variant} visit to ${base}: /about not idle after ${VISIT_MS / 1000} s: ${JSON.stringify(await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()))}`)
+      if (variant !== 'none') await withinVisit(page.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle()), notIdle('/about'))
     }
     imagesBefore = origin.sent.image ?? 0
     // Origin-only: the plain-markup shop (the elements page has no image URLs in its markup).
@@ -713,7 +711,7 @@ async function visit (browser, origin, { mode, shop, variant, fresh }) {
         const M = /** @type {any} */ (globalThis).Maygh
         await M.idle()
         return M.stats()
-      }), async () => `${variant} visit to ${base}: the shop not idle after ${VISIT_MS / 1000} s: ${JSON.stringify(await page.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()))}`)
+      }), notIdle('the shop'))
     measured = { viewportMs, allMs, lcpMs, stats, steps, last }
   } finally {
     await context.close()
