@@ -13,6 +13,7 @@
  *   hello       the page's script said hello to its worker
  *   via         the worker said its own coordinator socket is up (worker-socket.js)
  *   expect      the worker's `expect` reached the page (it will be asked for peer bytes)
+ *   invited     the worker's `invited` reached the page (holders it invited to make offers for it)
  *   get         the worker's first `get` reached the page (a request waiting for peers)
  *   wsNew       the client made its coordinator socket
  *   ws          the coordinator's socket opened
@@ -115,6 +116,7 @@ export function recordTimeline () {
     navigator.serviceWorker?.addEventListener('message', (e) => {
       if (e.data?.maygh === 'get') mark('get')
       if (e.data?.maygh === 'expect') mark('expect')
+      if (e.data?.maygh === 'invited') mark('invited')
       if (e.data?.maygh === 'via' && e.data.id) mark('via')
       if (e.data?.maygh === 'frame' && e.data.msg?.type === 'holders') mark('holders')
     })
@@ -163,7 +165,7 @@ export function readTimeline () {
 }
 
 /** The steps in the order a page meets them. */
-const STEPS = ['html', 'script', 'exec', 'imgReq', 'hello', 'expect', 'via', 'get', 'wsNew', 'ws', 'join', 'welcome', 'lookup', 'holders', 'viaWorker', 'offers', 'channel', 'imgResp', 'img1', 'lcpImg', 'viewport', 'lcp', 'busy', 'longFrom', 'longTo']
+const STEPS = ['html', 'script', 'exec', 'imgReq', 'hello', 'expect', 'via', 'invited', 'get', 'wsNew', 'ws', 'join', 'welcome', 'lookup', 'holders', 'viaWorker', 'offers', 'channel', 'imgResp', 'img1', 'lcpImg', 'viewport', 'lcp', 'busy', 'longFrom', 'longTo']
 
 /**
  * Median of each step over the visits that reached it.

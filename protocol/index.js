@@ -9,5 +9,5 @@ export { ERRORS, COORDINATOR_ERRORS, CLIENT_ERRORS, CLI_ERRORS, SIM_ERRORS, DEMO
 export { readArgs, flagHelp, commandError } from './cli-args.js'
 export { backoffDelay } from './backoff.js'
 export { SRI_PATTERN, isSri, sriOf, matches, sha256FromIntegrity } from './sri.js'
-export { PROTOCOL_VERSION, PROTOCOL_VERSIONS, RELAY_PROTOCOL_VERSION, MANIFEST_VERSION, REQUEST_TYPES, REPORT_REASONS, USAGE_SOURCES, MAX_USAGE_BYTES, USAGE_ID_PATTERN, VISITOR_KEY_PATTERN, PEER_ID_PATTERN, SHARD_ID_PATTERN, shardOfPeer, heldUrl, LIMITS } from './messages.js'
+export { PROTOCOL_VERSION, PROTOCOL_VERSIONS, RELAY_PROTOCOL_VERSION, MANIFEST_VERSION, REQUEST_TYPES, REPORT_REASONS, USAGE_SOURCES, MAX_USAGE_BYTES, USAGE_ID_PATTERN, VISITOR_KEY_PATTERN, PEER_ID_PATTERN, SHARD_ID_PATTERN, shardOfPeer, newCid, heldUrl, LIMITS } from './messages.js'
 export { PIECE_BYTES, PIECED_ABOVE, PIECE_LISTS_DIR, pieceListPath, pieceCount, pieceList, pieceNames, splitPieces, piecesOf } from './pieces.js'

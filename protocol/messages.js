@@ -70,6 +70,9 @@ export const SHARD_ID_PATTERN = /^[\w.-]{1,64}$/
  */
 export const PEER_ID_PATTERN = /^[\w.-]{1,64}~[\w-]{22}$/
 
+/** A new connection id (a signal's `cid`, 1 to 32 characters): the side that starts a connection, or invites one, picks it. */
+export const newCid = () => Math.random().toString(36).slice(2, 12)
+
 /**
  * @param {string} id a peer id
  * @returns {string} the shard it names ('' for a string that is not a peer id)

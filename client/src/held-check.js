@@ -5,11 +5,11 @@
  * waiting for the page's script, its join and an empty lookup (on the demo
  * shop a returning visitor's first image request reached the worker about
  * 300 ms before that empty lookup came back). The requests of one turn go as
- * one (at most maxLookupHashes each), as a `held` message over the worker's
- * own socket while it is up (worker-socket.js: one round trip, where the HTTP
- * request may need a new connection first), else as `GET /held`. No answer
- * within `timeoutMs`, or any error, says nothing (null): the page's own lookup
- * decides, as without it.
+ * one (at most maxLookupHashes each). Asked only while the worker's own socket
+ * is down: while it is up, the worker looks them up over it instead (worker.js
+ * `heldFor`: one round trip, where the HTTP request may need a new connection
+ * first, and the page gets the holders too). No answer within `timeoutMs`, or
+ * any error, says nothing (null): the page's own lookup decides, as without it.
  */
 import { LIMITS, heldUrl } from '../../protocol/index.js'
 import { TurnBatch } from './turn-batch.js'
@@ -19,13 +19,12 @@ export class HeldCheck {
    * @param {object} o
    * @param {string[]} o.urls the coordinators' WebSocket URLs (one is asked, picked at random once)
    * @param {number} o.timeoutMs
-   * @param {{ up: boolean, held: (hashes: string[], ms: number) => Promise<Set<string> | null> }} [o.socket] the worker's own
    */
-  constructor ({ urls, timeoutMs, socket }) {
+  constructor ({ urls, timeoutMs }) {
     const url = this.url = urls[Math.floor(Math.random() * urls.length)]
+    this.timeoutMs = timeoutMs
     /** @type {TurnBatch<void, Set<string> | null>} */
     this.batch = new TurnBatch(LIMITS.maxLookupHashes, () => {}, async (hashes) => {
-      if (socket?.up) return socket.held(hashes, timeoutMs)
       const res = await fetch(heldUrl(url, hashes), { signal: AbortSignal.timeout(timeoutMs), credentials: 'omit', cache: 'no-store' })
       const body = res.ok ? await res.json() : null
       return Array.isArray(body?.held) ? new Set(/** @type {string[]} */ (body.held)) : null

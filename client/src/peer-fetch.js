@@ -39,8 +39,10 @@ export class PeerFetch {
   #turn = 0
   /** whether this page has tried a channel while unreached (reach.js) */
   #probed = false
-  /** whether a lookup of this page has carried offers (protocol 3: the first that may) */
+  /** whether a lookup of this page has carried offers (protocol 3: the first that may), or its worker invited holders to make them */
   #offered = false
+  /** @type {Map<string, { at: number, peers: unknown[] }>} holders the worker's lookups named before this page's script ran, by asset, and when (invited): used as a pieced asset's are */
+  #found = new Map()
   /**
    * Whether this page's lookups are expected to find holders, so that its first carries offers
    * (made beforehand when they can be): always where the page asks for itself; in transparent mode
@@ -132,6 +134,30 @@ export class PeerFetch {
   expect () {
     this.#expected = true
     this.#warm()
+  }
+
+  /**
+   * What the worker's lookup found before this page's script ran, and the holders it invited to make
+   * offers for this page (`invited`): the page's loads of those assets go to those holders without a
+   * lookup of their own, and once holders were invited its lookups carry no offers.
+   * @param {Record<string, unknown>} found holders by asset
+   * @param {Record<string, unknown>} offered the invited holders' connection ids, by peer id
+   */
+  invited (found, offered) {
+    const { pool, relay } = this.#options
+    if (!relay?.joined) return
+    /** @type {unknown[]} */
+    const named = []
+    for (const [hash, peers] of Object.entries(found)) {
+      if (!Array.isArray(peers)) continue
+      this.#found.set(hash, { at: performance.now(), peers })
+      named.push(...peers)
+    }
+    // Introduced to the worker's peer id: connections to them signal that way.
+    pool.introduce(/** @type {string[]} */ (named.filter((p) => typeof p === 'string')), relay)
+    if (!Object.keys(offered).length) return
+    this.#offered = true
+    pool.invited(offered, relay)
   }
 
   /** Make the first lookup's offers now, if expected, the ICE servers are known and they are not made yet. */
@@ -501,6 +527,8 @@ export class PeerFetch {
    */
   async holders (hash, url = '') {
     const { signaling, pool, relay } = this.#options
+    const found = this.#found.get(hash)
+    if (found && performance.now() - found.at < PART_HOLDERS_MS) return this.#named(found.peers)
     // Not joined yet, and the worker's socket is: the lookup goes that way at once.
     if (!signaling.joined && !(relay?.joined && !signaling.stopped)) {
       if (signaling.stopped || signaling.unreachable()) return []
@@ -516,18 +544,27 @@ export class PeerFetch {
     }
     try {
       const peers = (await this.#lookups.add(hash)).found?.[hash]
-      return (Array.isArray(peers) ? peers : []).filter((/** @type {unknown} */ p) => typeof p === 'string' && p !== signaling.id && p !== relay?.id && !this.banned.has(p))
+      return this.#named(Array.isArray(peers) ? peers : [])
     } catch (err) {
       const code = /** @type {any} */ (err)?.code
       if (code !== CLIENT_ERRORS.MGH_ERR_OFFLINE.code) this.#options.stats.error({ url, hash, code: code ?? CLIENT_ERRORS.MGH_ERR_REQUEST_TIMEOUT.code, message: `lookup: ${/** @type {any} */ (err)?.message ?? err}` })
       return []
     }
   }
+
+  /**
+   * @param {unknown[]} peers as a lookup named them
+   * @returns {string[]} those that may be asked: neither this page nor its worker, nor banned
+   */
+  #named (peers) {
+    const { signaling, relay } = this.#options
+    return /** @type {string[]} */ (peers.filter((p) => typeof p === 'string' && p !== signaling.id && p !== relay?.id && !this.banned.has(p)))
+  }
 }
 
 /** @typedef {{ at: number, holders: Promise<string[]>, found?: string[] }} PartHolders a pieced asset's lookup: when, and its answer (`found` once it came) */
 
-/** How long the holders a lookup named for a pieced asset serve its parts (ms). */
+/** How long the holders a lookup named for a pieced asset serve its parts (ms), and those its worker's named serve a page. */
 const PART_HOLDERS_MS = 10000
 /** …and how long a lookup that named none does (ms). */
 const PART_NONE_MS = 1000

@@ -7,13 +7,10 @@
 import { PeerLink } from './peer-link.js'
 import { channelPassOverMs, smooth } from '../../policy/hedge-rule.js'
 import { Transfer } from './transfer.js'
-import { CLIENT_ERRORS, MayghError } from '../../protocol/index.js'
+import { CLIENT_ERRORS, MayghError, newCid } from '../../protocol/index.js'
 
 /** connections kept at most; beyond it the least recently active idle one is closed, or the offer ignored */
 const MAX_LINKS = 48
-
-/** a connection id: the offering side picks it */
-const newCid = () => Math.random().toString(36).slice(2, 12)
 
 /**
  * A way to the coordinator that a connection's signals take: the page's own
@@ -27,7 +24,7 @@ const newCid = () => Math.random().toString(36).slice(2, 12)
  * A signal as another peer sent it: only `cid` is checked here. The sdp and
  * candidate go to the browser's WebRTC API as they are, which rejects a bad
  * one; the link then closes (PeerLink.handle).
- * @typedef {{ cid?: unknown, sdp?: RTCSessionDescriptionInit, candidate?: RTCIceCandidateInit }} IncomingSignal
+ * @typedef {{ cid?: unknown, sdp?: RTCSessionDescriptionInit, candidate?: RTCIceCandidateInit, invite?: unknown }} IncomingSignal
  */
 
 export class PeerPool {
@@ -253,6 +250,19 @@ export class PeerPool {
   }
 
   /**
+   * Holders the worker invited for this page before its script ran (`invited`): each makes the
+   * offer for the connection `cid`, sent the worker's way, and the page answers it. Until then a
+   * request for such a holder waits for that connection (as for one of our own offers), not a new one.
+   * @param {Record<string, unknown>} offered cid by peer id, as the worker's lookup reply says
+   * @param {Route} route the worker's
+   */
+  invited (offered, route) {
+    for (const [peer, cid] of Object.entries(offered)) {
+      if (typeof cid === 'string' && !this.reaching(peer) && this.links.size < MAX_LINKS) this.#reach(peer, this.#createLink(peer, cid, false, route))
+    }
+  }
+
+  /**
    * @param {string} peer
    * @param {string} cid
    * @param {boolean} initiator
@@ -344,15 +354,18 @@ export class PeerPool {
       link.handle(signal)
       return
     }
-    if (signal.sdp?.type === 'offer') {
+    // An offer to answer, or an invitation to make one (a page's worker asks its holders to, before
+    // the page's script runs: worker-socket.js `lookup`): only from a peer introduced to us, and only while we serve.
+    const invite = signal.invite === true
+    if (signal.sdp?.type === 'offer' || invite) {
       if (!introduced || !(this.#options.serving?.() ?? true)) return
       if (this.links.size >= MAX_LINKS && !this.#closeIdlest()) return
-      const incoming = this.#createLink(from, signal.cid, false, this.#options.signaling)
+      const incoming = this.#createLink(from, signal.cid, invite, this.#options.signaling)
       incoming.opened.then((channel) => {
         this.#options.reach?.opened()
         this.#attach(incoming, channel)
       }, () => {})
-      incoming.handle(signal)
+      if (!invite) incoming.handle(signal)
       return
     }
     // A candidate ahead of its offer (possible across coordinator shards): keep a few briefly.

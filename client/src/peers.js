@@ -160,6 +160,8 @@ export function startPeers (config, store, env = globalThis) {
     changed: () => announcer?.schedule(),
     /** The worker will ask this page for peer bytes (transparent mode's `expect`). */
     expect: () => fetcher?.expect(),
+    /** @type {(found: Record<string, unknown>, offered: Record<string, unknown>) => void} what the worker's lookup found, and the holders it invited (`invited`) */
+    invited: (found, offered) => fetcher?.invited(found, offered),
     /** @type {(url: string, hash: string, peer: string) => void} bytes `peer` sent failed the worker's verification (`bad`) */
     mismatch: (url, hash, peer) => fetcher?.mismatch(url, hash, peer),
     /** @type {import('./loader.js').Via['peers']} */

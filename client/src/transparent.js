@@ -105,6 +105,7 @@ export function startTransparent (config) {
       case 'get': return answer(e.ports[0], m)
       case 'ping': return hello()
       case 'expect': return peers.expect()
+      case 'invited': return peers.invited(m.found, m.offered)
       case 'bad': return peers.mismatch(m.url, m.hash, m.peer)
       case 'held': return holding(m)
       case 'via': return relay?.via(m)

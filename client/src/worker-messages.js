@@ -60,6 +60,14 @@
  *   script listens (kept for it until then, unless the page finished parsing
  *   first: so it is sent again after its `hello`). Until it comes, a page in
  *   transparent mode makes no offers and its lookups carry none.
+ * - `invited {found, offered}`: before the page's script ran, the worker looked
+ *   up the assets of its first requests over its own socket and invited the
+ *   holders it was handed to make the offers (`offered`: cid by holder;
+ *   `found`: holders by asset, as a lookup reply's). Sent after `via` and
+ *   before `expect` and any `get` (kept for the page until its hello); the
+ *   holders' offers and candidates follow as `frame`s. The page answers them
+ *   the worker's way, asks those holders for those assets without a lookup of
+ *   its own, and makes no offers; a page that has looked up already ignores it.
  * - `via {id, ice}`: the worker's socket is up as fetch-only peer `id` (with
  *   its welcome's ICE servers and policy), sent as the page says `hello`
  *   (before any `get`) and whenever it joins; `id` null: it is down (what
@@ -102,7 +110,8 @@
  * @typedef {{ maygh: 'error', e: ErrorEvent }} Failure
  * @typedef {{ maygh: 'failed' }} Failed
  * @typedef {{ maygh: 'via', id: string | null, ice?: RTCConfiguration }} Via
- * @typedef {Get | Ping | Expect | Bad | Held | Loaded | Failure | Failed | Via | Frame} WorkerMessage what the worker sends a page
+ * @typedef {{ maygh: 'invited', found: Record<string, unknown>, offered: Record<string, unknown> }} Invited
+ * @typedef {Get | Ping | Expect | Bad | Held | Loaded | Failure | Failed | Via | Invited | Frame} WorkerMessage what the worker sends a page
  */
 
 /**

@@ -15,11 +15,12 @@
  * coordinator needs no change: a fetch-only peer is an ordinary peer.
  *
  * Only `lookup`, `connect` and `report` go through it; a page's `join`,
- * `update` and `usage` are its own socket's. The worker asks its own `held`
- * over it (held-check.js): one round trip where `GET /held` may need a new
- * connection first.
+ * `update` and `usage` are its own socket's. The worker looks up a page's
+ * requests made before the page's script said hello over it (`lookup`, with
+ * invitations: worker.js `heldFor`): one round trip where `GET /held` may
+ * need a new connection first.
  */
-import { CLIENT_ERRORS, PROTOCOL_VERSION } from '../../protocol/index.js'
+import { CLIENT_ERRORS, PROTOCOL_VERSION, newCid } from '../../protocol/index.js'
 
 /** Frame types a page may send through the worker's socket. */
 const RELAYED = new Set(['lookup', 'connect', 'report'])
@@ -61,7 +62,7 @@ export class WorkerSocket {
   #refs = new Map()
   /** @type {Map<string, PageEnd>} the page each connection belongs to, by cid */
   #cids = new Map()
-  /** @type {Map<number, (msg: Record<string, any>) => void>} the worker's own requests awaiting their replies, by ref */
+  /** @type {Map<number, (msg: Record<string, any> | null) => void>} the worker's own requests awaiting their replies, by ref */
   #asks = new Map()
   /** when a socket last closed without a welcome, or was refused (Date.now()) */
   #failedAt = -Infinity
@@ -152,24 +153,41 @@ export class WorkerSocket {
   }
 
   /**
-   * Which of `hashes` any visitor holds (`held`, protocol 5), asked over this socket.
+   * Look `hashes` up for a page whose script has not run yet, inviting up to `invites` of the
+   * holders named to make offers to this socket's peer for it: each is handed a `connect` signal
+   * `{cid, invite: true}` instead of an offer (docs/protocol.md, "Invitations"), and the offers and
+   * candidates they send for those `cid`s go to `page`.
    * @param {string[]} hashes
+   * @param {number} invites
+   * @param {PageEnd} page
    * @param {number} ms how long the answer may take
-   * @returns {Promise<Set<string> | null>} null: the socket is not up (or goes), no answer in time, or an error
+   * @returns {Promise<Record<string, any> | null>} the `holders` reply; null: the socket is not up (or goes), no answer in time, or an error
    */
-  held (hashes, ms) {
+  lookup (hashes, invites, page, ms) {
+    const offers = Array.from({ length: invites }, () => ({ cid: newCid(), invite: true }))
+    if (this.up) for (const { cid } of offers) keep(this.#cids, cid, page)
+    return this.#ask({ type: 'lookup', hashes, offers: invites ? offers : undefined }, ms).then((msg) => msg?.type === 'holders' ? msg : null)
+  }
+
+  /**
+   * A request of the worker's own.
+   * @param {Record<string, unknown>} msg
+   * @param {number} ms how long the answer may take
+   * @returns {Promise<Record<string, any> | null>} its reply; null: the socket is not up (or goes), or no answer in time
+   */
+  #ask (msg, ms) {
     const ws = this.#ws
     if (!this.up || !ws) return Promise.resolve(null)
     const ref = ++this.#ref
     return new Promise((resolve) => {
-      const timer = setTimeout(() => answered({}), ms)
-      const answered = (/** @type {Record<string, any>} */ msg) => {
+      const timer = setTimeout(() => answered(null), ms)
+      const answered = (/** @type {Record<string, any> | null} */ reply) => {
         clearTimeout(timer)
         this.#asks.delete(ref)
-        resolve(msg.type === 'held' && Array.isArray(msg.held) ? new Set(msg.held) : null)
+        resolve(reply)
       }
       this.#asks.set(ref, answered)
-      ws.send(JSON.stringify({ v: PROTOCOL_VERSION, type: 'held', ref, hashes }))
+      ws.send(JSON.stringify({ v: PROTOCOL_VERSION, ...msg, ref }))
     })
   }
 
@@ -215,7 +233,7 @@ export class WorkerSocket {
     clearTimeout(this.#joinTimer)
     if (this.id === null) this.#failedAt = Date.now()
     const waiting = [...this.#refs.values()]
-    for (const asked of [...this.#asks.values()]) asked({})
+    for (const asked of [...this.#asks.values()]) asked(null)
     this.#ws = null
     this.id = null
     this.#joinRef = 0

@@ -25,11 +25,12 @@ import { OriginClock } from './hedge.js'
 import { belowFold, priorityOf, smooth } from '../../policy/hedge-rule.js'
 import { Loader } from './loader.js'
 import { HeldCheck } from './held-check.js'
+import { TurnBatch } from './turn-batch.js'
 import { WorkerSocket } from './worker-socket.js'
 import { coordinatorUrls, readConfig } from './config.js'
 import { parseRange, rangeResponse } from './ranges.js'
 import { pieceStream } from './piece-stream.js'
-import { CLIENT_ERRORS, PIECE_BYTES, isSri, matches, pieceListPath } from '../../protocol/index.js'
+import { CLIENT_ERRORS, LIMITS, PIECE_BYTES, isSri, matches, pieceListPath } from '../../protocol/index.js'
 
 /**
  * @typedef {import('./worker-messages.js').WorkerMessage} WorkerMessage
@@ -80,7 +81,8 @@ const adopting = new Set()
  * it is helloDue() late.
  * `opened`: when its navigation reached the worker (performance.now(); undefined: not seen).
  * `pinged`: when it was last sent a ping.
- * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('../../policy/hedge-rule.js').Placement, opened?: number, pinged: number, expects?: boolean }} Page
+ * `lookups`: its requests before its hello, looked up over the worker's socket (heldFor); `invited`: one of those invites holders, or did.
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('../../policy/hedge-rule.js').Placement, opened?: number, pinged: number, expects?: boolean, lookups?: TurnBatch<void, Record<string, any> | undefined>, invited?: boolean }} Page
  * @type {Map<string, Page>}
  */
 const pages = new Map()
@@ -340,16 +342,23 @@ async function wholeAsset (req, name, clientId) {
  * @returns {import('./loader.js').Via['stats']}
  */
 function statsFor (clientId) {
-  const post = (/** @type {WorkerMessage} */ msg) => {
-    const page = pageOf(clientId)
-    if (page.said) sw.clients.get(clientId).then((c) => toPage(c, msg), () => {})
-    else if (page.held.length < MAX_HELD) page.held.push(msg)
-  }
   return {
-    loaded: (e) => post({ maygh: 'loaded', e }),
-    error: (e) => post({ maygh: 'error', e }),
-    failed: () => post({ maygh: 'failed' })
+    loaded: (e) => postTo(clientId, { maygh: 'loaded', e }),
+    error: (e) => postTo(clientId, { maygh: 'error', e }),
+    failed: () => postTo(clientId, { maygh: 'failed' })
   }
+}
+
+/**
+ * Send a page a message, or keep it for the page until its hello (at most MAX_HELD).
+ * @param {string} clientId
+ * @param {WorkerMessage} msg
+ * @returns {Promise<void> | undefined} once sent, when it is sent now
+ */
+function postTo (clientId, msg) {
+  const page = pageOf(clientId)
+  if (page.said) return sw.clients.get(clientId).then((c) => toPage(c, msg), () => {})
+  if (page.held.length < MAX_HELD) page.held.push(msg)
 }
 
 /**
@@ -364,6 +373,8 @@ function peersOf (clientId) {
   return async (url, name, how) => {
     const { signal } = how
     if (!peersUp && !pageOf(clientId).said) return null
+    /** @type {Promise<unknown> | undefined} the page has its worker's lookup of this asset */
+    let told
     // Asked before the page's script has said hello: whether anybody holds it at all. Nobody, the
     // coordinator says → the origin now, whatever the page is doing by then (its request is
     // cancelled). Held, or no answer: the page's lookup decides, as without it.
@@ -374,7 +385,9 @@ function peersOf (clientId) {
       // A piece is held by its asset's holders (they announce the asset, not its pieces).
       const asset = name.of ?? name.hash
       if (!heldCheck) expecting(clientId)
-      heldCheck?.held(asset).then((held) => {
+      const check = heldCheck && heldFor(clientId, asset)
+      told = check ? check.told : undefined
+      check && check.held.then((held) => {
         if (held === false) stop()
         else expecting(clientId)
         unknownHeld.delete(asset)
@@ -385,11 +398,47 @@ function peersOf (clientId) {
     const client = clientId ? await sw.clients.get(clientId) : undefined
     if (!client) return null
     try {
-      return await fromPage(client, url, name, { ...how, signal: page.signal })
+      return await fromPage(client, url, name, { ...how, signal: page.signal }, told)
     } finally {
       signal.removeEventListener('abort', stop)
     }
   }
+}
+
+/** Holders invited to make offers for a page before its script runs: as many as a page's own first lookup offers to. */
+const INVITES = 3
+
+/**
+ * Whether anybody holds `asset`, for a page whose script has not said hello.
+ * While the worker's socket is up, each turn of the page's requests goes as
+ * one lookup over it, whose reply the page is handed (`invited`) before it is
+ * asked for those assets: it then needs no lookup of its own for them. Until
+ * one of them has, each also invites up to INVITES of the holders it names to
+ * make offers for the page (worker-socket.js `lookup`): their offers wait for
+ * the page's script, which only has to answer them. Else a held check
+ * (held-check.js).
+ * @param {string} clientId
+ * @param {string} asset
+ * @returns {{ held: Promise<boolean | null>, told?: Promise<unknown> }} `held` null: not known; `told`: once the page has the lookup's reply
+ */
+function heldFor (clientId, asset) {
+  const check = /** @type {HeldCheck} */ (heldCheck)
+  if (!socket.up) return { held: check.held(asset) }
+  const page = pageOf(clientId)
+  const end = { postMessage: (/** @type {WorkerMessage} */ msg) => postTo(clientId, msg) }
+  page.lookups ??= new TurnBatch(LIMITS.maxLookupHashes, () => {}, async (hashes) => {
+    // One lookup invites at a time: the next, if it invited nobody.
+    const invites = page.invited ? 0 : INVITES
+    page.invited = true
+    const reply = await socket.lookup(hashes, invites, end, check.timeoutMs)
+    const offered = reply?.offered ?? {}
+    if (invites && !Object.keys(offered).length) page.invited = false
+    if (!reply) return
+    await postTo(clientId, { maygh: 'invited', found: reply.found ?? {}, offered })
+    return reply.found
+  })
+  const told = page.lookups.add(asset)
+  return { held: told.then((found) => Array.isArray(found?.[asset]) ? found[asset].length > 0 : null, () => null), told }
 }
 
 /**
@@ -402,7 +451,8 @@ function expecting (clientId) {
   const page = pageOf(clientId)
   if (page.expects) return
   page.expects = true
-  sw.clients.get(clientId).then((c) => toPage(c, { maygh: 'expect' }), () => {})
+  // Where holders were invited for it, after `invited`, as it says hello: it then makes no offers.
+  if (!page.invited || page.said) sw.clients.get(clientId).then((c) => toPage(c, { maygh: 'expect' }), () => {})
 }
 
 /** `get`s sent so far: the next one's id */
@@ -416,12 +466,13 @@ const flowing = new Map()
  * @param {string} url
  * @param {import('./names.js').Name} name
  * @param {import('./loader.js').PeerHow} how `signal`: give up (a `cancel` goes to the page if it was asked)
+ * @param {Promise<unknown>} [told] asked once the page has the worker's lookup of it (heldFor)
  * @returns {Promise<import('./worker-messages.js').PeerAsset | null>}
  */
-async function fromPage (client, url, name, { signal, onBytes, deadline, priority, originMs, race }) {
+async function fromPage (client, url, name, { signal, onBytes, deadline, priority, originMs, race }, told) {
   // Given up already (nobody holds it, the coordinator said while the page was looked for): not asked.
   if (signal.aborted) return null
-  await Promise.race([listening(client), new Promise((resolve) => signal.addEventListener('abort', resolve))])
+  await Promise.race([Promise.all([listening(client), told?.catch(() => {})]), new Promise((resolve) => signal.addEventListener('abort', resolve))])
   if (signal.aborted) return null
   return new Promise((resolve) => {
     const { port1, port2 } = new MessageChannel()
@@ -478,11 +529,12 @@ sw.addEventListener('message', (event) => {
         if (p.opened !== undefined) helloPace = smooth(helloPace, performance.now() - p.opened)
       }
       p.said = true
-      // Again: told before its script listened, a page that had finished parsing by then missed it.
-      if (p.expects) toPage(source, { maygh: 'expect' })
-      // Before any `get`: the page's first lookup may go through the worker's socket.
+      // Before any `get`: the page's first lookup may go through the worker's socket, and the offers of
+      // the holders invited for it (`invited`, kept with the rest) come that way.
       if (socket.up) toPage(source, via())
       for (const msg of p.held.splice(0)) toPage(source, msg)
+      // Again: told before its script listened, a page that had finished parsing by then missed it.
+      if (p.expects) toPage(source, { maygh: 'expect' })
       for (const w of p.waiters.splice(0)) w()
       // Forget pages that have gone. Uncontrolled ones too: a first view says hello before
       // clients.claim() has made it ours, and forgetting it would hold its stats for good. Not one
@@ -545,7 +597,7 @@ function peersSaid (m) {
   peersUp = m.up === true
   const urls = coordinatorUrls(String(m.coordinator ?? ''))
   if (!peersUp || !urls.length) heldCheck = null
-  else if (!heldCheck || !urls.includes(heldCheck.url)) heldCheck = new HeldCheck({ urls, timeoutMs: Number(m.lookupTimeoutMs) || config.lookupTimeoutMs, socket })
+  else if (!heldCheck || !urls.includes(heldCheck.url)) heldCheck = new HeldCheck({ urls, timeoutMs: Number(m.lookupTimeoutMs) || config.lookupTimeoutMs })
   const token = typeof m.token === 'string' ? m.token : undefined
   socket.configure(peersUp && urls.length ? { urls, visitor: typeof m.visitor === 'string' ? m.visitor : undefined, token } : null)
 }

@@ -10,10 +10,12 @@ import { Stats } from '../src/stats.js'
 /**
  * @param {import('../src/transfer.js').Transfer} page
  * @param {(m: { hashes: string[] }) => Promise<object>} request the coordinator's answer to a lookup
+ * @param {{ relay?: object, pool?: object }} [o] the worker's route (transparent mode), and pool methods to replace
  * @returns {PeerFetch}
  */
-export function oneHolder (page, request) {
+export function oneHolder (page, request, o = {}) {
   return new PeerFetch({
+    relay: /** @type {any} */ (o.relay),
     stats: new Stats(),
     signaling: /** @type {any} */ ({ id: 'me', joined: true, send: () => true, request }),
     pool: /** @type {any} */ ({
@@ -25,7 +27,8 @@ export function oneHolder (page, request) {
       bind: () => {},
       routeOf: () => ({ send: () => true }),
       drop: () => {},
-      transfer: async () => page
+      transfer: async () => page,
+      ...o.pool
     }),
     ready: Promise.resolve(true),
     config: { lookupTimeoutMs: 1000, connectTimeoutMs: 5000, quotaMb: 50 }

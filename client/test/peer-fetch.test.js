@@ -3,7 +3,8 @@
  * lookup serves the parts a page asks for a while, but one that named nobody
  * is asked again soon, so that a holder that came meanwhile serves the rest
  * of a video instead of the origin. The page's clock is moved on,
- * not waited for; the holder is a real Transfer over a channel pair.
+ * not waited for; the holder is a real Transfer over a channel pair. And what
+ * the worker's lookups found before the page's script ran (`invited`).
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -55,4 +56,40 @@ test('a pieced asset\'s lookup that named nobody is asked again after a second, 
   later += 6000
   await part(0)
   assert.equal(lookups.length, 3, '…not for ever')
+})
+
+test('what the worker\'s lookups found before the page\'s script ran (`invited`) serve the page\'s loads of those assets without a lookup, its invited holders are awaited, and its lookups then carry no offers', async (t) => {
+  const [first, second, third] = [randomBytes(1000), randomBytes(500), randomBytes(700)]
+  const byHash = new Map([first, second, third].map((bytes) => [sri(bytes), bytes]))
+  const [near, far] = channelPair()
+  const holder = new Transfer(/** @type {any} */ (far), { serve: async (hash) => byHash.has(hash) ? { bytes: new Uint8Array(/** @type {Buffer} */ (byHash.get(hash))), type: 'image/png' } : null })
+  assert.ok(holder.open)
+  const page = new Transfer(/** @type {any} */ (near), { serve: async () => null })
+  t.after(() => page.close(new Error('the test is over')))
+  /** @type {any[]} */
+  const lookups = []
+  /** @type {any[]} */
+  const calls = []
+  const relay = { joined: true, id: 'worker', on () {}, send: () => true, request: async () => { throw new Error('not this way: the page\'s own socket has joined') } }
+  const peers = oneHolder(page, async (m) => {
+    lookups.push(m)
+    return { type: 'holders', found: Object.fromEntries(m.hashes.map((h) => [h, ['holder']])) }
+  }, {
+    relay,
+    pool: {
+      prepare: async () => [{ cid: 'own', sdp: { type: 'offer', sdp: 'v=0' } }],
+      introduce: (/** @type {string[]} */ p) => calls.push(['introduce', p]),
+      invited: (/** @type {object} */ offered) => calls.push(['invited', offered])
+    }
+  })
+  const how = () => ({ signal: new AbortController().signal, onBytes () {}, deadline: () => 60000, priority: () => /** @type {const} */ ('viewport'), originMs: () => null, race () {} })
+  peers.expect()
+  peers.invited({ [sri(first)]: ['holder', 42] }, { holder: 'c1' })
+  peers.invited({ [sri(second)]: ['holder'] }, {})
+  assert.deepEqual(calls, [['introduce', ['holder']], ['invited', { holder: 'c1' }], ['introduce', ['holder']]], 'their holders reached the worker\'s way, the invited ones awaited')
+  assert.equal((await peers.get('/a.png', { hash: sri(first) }, how()))?.peer, 'holder')
+  assert.equal((await peers.get('/b.png', { hash: sri(second) }, how()))?.peer, 'holder')
+  assert.equal(lookups.length, 0, 'no lookup for what the worker found')
+  assert.equal((await peers.get('/c.png', { hash: sri(third) }, how()))?.peer, 'holder')
+  assert.deepEqual(lookups.map((m) => [m.hashes, m.offers]), [[[sri(third)], undefined]], 'its own lookup of the rest, without offers')
 })

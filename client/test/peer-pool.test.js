@@ -39,6 +39,21 @@ class FakePeerConnection {
   close () {}
 }
 
+/**
+ * A route to the coordinator that records what is sent over it and acknowledges nothing.
+ * @param {string} name its ICE server is `stun:<name>`
+ */
+function route (name) {
+  /** @type {any[]} */
+  const sent = []
+  return Object.assign(new Emitter(), {
+    sent,
+    ice: { iceServers: [{ urls: `stun:${name}` }] },
+    request: (/** @type {object} */ m) => { sent.push(m); return new Promise(() => {}) },
+    send: (/** @type {object} */ m) => sent.push(m)
+  })
+}
+
 test('when the coordinator connection goes, connections being set up fail with MGH_ERR_OFFLINE at once; open ones stay', async (t) => {
   const real = globalThis.RTCPeerConnection
   globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
@@ -169,18 +184,6 @@ test('the worker\'s route (transparent mode): offers a lookup through it carried
   globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
   t.after(() => { globalThis.RTCPeerConnection = real })
   FakePeerConnection.channelState = 'connecting'
-  /** @param {string} name */
-  const route = (name) => {
-    /** @type {any[]} */
-    const sent = []
-    return Object.assign(new Emitter(), {
-      /** @type {any[]} */
-      sent,
-      ice: { iceServers: [{ urls: `stun:${name}` }] },
-      request: (/** @type {object} */ m) => { sent.push(m); return new Promise(() => {}) },
-      send: (/** @type {object} */ m) => sent.push(m)
-    })
-  }
   const own = route('own')
   const relay = route('relay')
   const pool = new PeerPool({ signaling: /** @type {any} */ (own), relay: /** @type {any} */ (relay), config: { connectTimeoutMs: 60_000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
@@ -225,4 +228,44 @@ test('the worker\'s route (transparent mode): offers a lookup through it carried
   assert.deepEqual(failed, ['named MGH_ERR_OFFLINE'], 'only the worker\'s connections being set up fail')
   assert.equal(pool.routeOf('named'), own, 'a holder it named is reached the page\'s own way from now on')
   pool.drop()
+})
+
+test('invitations (a worker looked up for its page before the page\'s script ran): the holder makes the offer, only for a peer introduced to it; the page answers it the worker\'s way, and a request for that holder waits for that connection', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  FakePeerConnection.channelState = 'connecting'
+  const turn = () => new Promise((resolve) => setImmediate(resolve))
+  const config = { connectTimeoutMs: 60_000, stallMs: 4000 }
+
+  // The holder: invited by the worker's peer, which its lookup introduced.
+  const holderSocket = route('holder')
+  const holder = new PeerPool({ signaling: /** @type {any} */ (holderSocket), config, serve: async () => null, onServed: () => {} })
+  holderSocket.emit('connect', { from: 'stranger', signal: { cid: 'x', invite: true } })
+  holderSocket.emit('connect', { from: 'worker', signal: { cid: 'i1', invite: true }, introduced: true })
+  await turn()
+  assert.deepEqual(holderSocket.sent.map((m) => [m.type, m.to, m.signal.cid, m.signal.sdp?.type]), [['connect', 'worker', 'i1', 'offer']], 'its offer for the cid, to the peer that invited it; none for a stranger')
+  assert.deepEqual([...holder.links.keys()], ['worker i1'])
+
+  // The page: told of the invitation, it makes no offer of its own for that holder, and answers the holder's the worker's way.
+  const own = route('own')
+  const relay = route('relay')
+  const pool = new PeerPool({ signaling: /** @type {any} */ (own), relay: /** @type {any} */ (relay), config, serve: async () => null, onServed: () => {} })
+  pool.invited({ holder: 'i1' }, /** @type {any} */ (relay))
+  assert.equal(pool.reaching('holder'), true)
+  const made = FakePeerConnection.made.length
+  const transfer = pool.transfer('holder')
+  assert.equal(FakePeerConnection.made.length, made, 'a request for it waits for the invited connection')
+  relay.emit('connect', { from: 'holder', signal: { cid: 'i1', sdp: { type: 'offer', sdp: 'v=0' } } })
+  await turn()
+  assert.deepEqual(relay.sent.map((m) => [m.type, m.to, m.signal.cid, m.signal.sdp?.type]), [['connect', 'holder', 'i1', 'answer']])
+  assert.deepEqual(own.sent, [])
+  const pc = /** @type {FakePeerConnection} */ (FakePeerConnection.made.at(-1))
+  assert.equal(pc.config?.iceServers?.[0]?.urls, 'stun:relay', 'with the worker\'s ICE servers')
+  const channel = Object.assign(new FakeChannel(), { label: 'maygh' })
+  pc.ondatachannel?.({ channel })
+  assert.equal((await transfer).open, true, 'the request goes over it once open')
+  assert.deepEqual(pool.connected(), ['holder'])
+  pool.drop()
+  holder.drop()
 })

@@ -6,8 +6,8 @@
  * lookup carried comes back to the page that made it, by its `cid`; only
  * `lookup`, `connect` and `report` pass; when the socket goes, what a page
  * awaits fails at once (MGH_ERR_OFFLINE, its own ref) and a socket that never
- * opened is not tried again at every navigation. The worker's own `held`
- * check goes over it while it is up (held-check.js), else over HTTP.
+ * opened is not tried again at every navigation. Its `lookup` for a page
+ * whose script has not run hands the holders invitations to make offers for it.
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -21,7 +21,6 @@ import { PEER_ID_PATTERN } from '../../protocol/index.js'
 import { subjectOf } from '../../coordinator/src/quarantine.js'
 import { WorkerSocket } from '../src/worker-socket.js'
 import { WorkerRoute } from '../src/worker-route.js'
-import { HeldCheck } from '../src/held-check.js'
 
 /** A page as the worker sees it: what it was sent. */
 const page = () => {
@@ -95,28 +94,34 @@ test('it joins as a fetch-only peer; each page gets its own replies with its own
   }
 })
 
-test('the worker\'s held check goes over its socket while it is up (one round trip), else over HTTP; nothing known when the socket goes before the answer', async () => {
+test('a lookup for a page whose script has not run names the holders and hands each of the best an invitation from the worker\'s peer; the offer and candidates they send for it go to that page', async () => {
   const coordinator = await startCoordinator({ port: 0, stunPort: 0 })
   const holder = await TestClient.open(coordinator.url)
   const socket = workerSocket()
   try {
-    await holder.join([h('a')])
-    // HTTP is asked of a port where nothing listens: an answer can only have come over the socket.
-    const nowhere = `ws://127.0.0.1:${await freePort()}`
-    const check = new HeldCheck({ urls: [nowhere], timeoutMs: 2000, socket })
-    assert.equal(await check.held(h('a')), null, 'not up: HTTP, refused')
+    const holderId = (await holder.join([h('a')])).id
+    const p1 = page()
+    assert.equal(await socket.lookup([h('a')], 3, p1, 1000), null, 'not up: nothing known')
     socket.configure({ urls: [coordinator.url] })
     await until(async () => socket.up)
-    assert.deepEqual(await Promise.all([check.held(h('a')), check.held(h('b'))]), [true, false])
-    const metrics = await (await fetch(`${coordinator.httpUrl}/metrics`)).text()
-    assert.match(metrics, /^maygh_held_checks_total 1$/m, 'one check for the turn\'s two assets')
-    assert.match(metrics, /^maygh_lookups_total\{result="miss"\} 1$/m, 'the one nobody holds counts as a lookup that missed')
-    assert.equal(coordinator.sessions.size, 2, 'the holder and the worker\'s peer: nobody introduced, nothing more joined')
+    const reply = await socket.lookup([h('a'), h('b')], 3, p1, 2000)
+    assert.deepEqual(reply?.found, { [h('a')]: [holderId], [h('b')]: [] })
+    const cid = reply?.offered?.[holderId]
+    assert.equal(typeof cid, 'string', 'the holder was invited')
+    const got = await holder.next()
+    assert.deepEqual([got.type, got.from, got.signal, got.introduced], ['connect', socket.id, { cid, invite: true }, true])
+    // The holder makes the offer, to the worker's peer: it comes to the page, as its candidates do.
+    holder.sendRaw(JSON.stringify({ v: 5, type: 'connect', to: socket.id, signal: { cid, sdp: { type: 'offer', sdp: 'v=0\r\n' } } }))
+    holder.sendRaw(JSON.stringify({ v: 5, type: 'connect', to: socket.id, signal: { cid, candidate: { candidate: 'c' } } }))
+    await until(async () => p1.got.length === 2)
+    assert.deepEqual(p1.got.map((m) => [m.from, m.signal]), [[holderId, { cid, sdp: { type: 'offer', sdp: 'v=0\r\n' } }], [holderId, { cid, candidate: { candidate: 'c' } }]])
+    // Without invitations: the holders named, nobody invited.
+    const plain = await socket.lookup([h('a')], 0, p1, 2000)
+    assert.deepEqual([plain?.found, plain?.offered], [{ [h('a')]: [holderId] }, undefined])
     // The socket goes before the answer: nothing known, at once.
-    const pending = socket.held([h('a')], 60000)
+    const pending = socket.lookup([h('a')], 3, p1, 60000)
     socket.close()
     assert.equal(await pending, null)
-    assert.equal(await socket.held([h('a')], 60000), null, 'not up')
   } finally {
     socket.close()
     await holder.close()

@@ -1,10 +1,12 @@
-/* global WebSocket -- used inside page callbacks, which run in the browser */
+/* global WebSocket, ServiceWorker -- used inside page callbacks, which run in the browser */
 /**
  * The worker's own coordinator socket (client/src/worker-socket.js), in real
  * browsers: once a visitor's first page has joined, its worker keeps a socket
  * of its own, joined as a fetch-only peer; the visitor's next page sends its
- * first lookup (with its offers) through it, not over its own socket, and its
- * images come from the holder; the worker's peer holds nothing (its own
+ * first lookup through it, not over its own socket, and its images come from
+ * the holder; before the page's script runs, the worker looks up what the
+ * page asked for first and invites the holder to make the offer, which the
+ * page answers (it makes none); the worker's peer holds nothing (its own
  * socket's frames held back a second, as a distant coordinator's would be: on
  * loopback either socket may join first). With that
  * socket gone (the coordinator restarted), the next page's lookups go over
@@ -71,7 +73,17 @@ async function visitor (kind, { farMs = 0 } = {}) {
   const browser = await launchBrowser(kind)
   const tab = await (await browser.newContext()).newPage()
   await tab.addInitScript((farMs) => {
-    const seen = { sent: /** @type {string[]} */ ([]), via: /** @type {(string | null)[]} */ ([]) }
+    // `sent`: the types of the frames its own socket sent (`connect+offer` for an offer); `toWorker`:
+    // those it sent through its worker's (`lookup+offers` for a lookup carrying offers); `invited`: the
+    // worker's `invited` messages.
+    const seen = { sent: /** @type {string[]} */ ([]), via: /** @type {(string | null)[]} */ ([]), toWorker: /** @type {string[]} */ ([]), invited: /** @type {any[]} */ ([]) }
+    /** @param {any} m a coordinator frame */
+    const kind = (m) => m.type + (m.signal?.sdp?.type === 'offer' ? '+offer' : '') + (m.offers?.length ? '+offers' : '')
+    const post = ServiceWorker.prototype.postMessage
+    ServiceWorker.prototype.postMessage = function (/** @type {any} */ m, /** @type {any} */ ...rest) {
+      if (m?.maygh === 'frame') seen.toWorker.push(kind(m.msg))
+      return post.call(this, m, ...rest)
+    }
     Object.defineProperty(globalThis, '__seen', { value: seen })
     const Native = WebSocket
     globalThis.WebSocket = class extends Native {
@@ -90,12 +102,15 @@ async function visitor (kind, { farMs = 0 } = {}) {
 
       /** @param {any} data */
       send (data) {
-        try { seen.sent.push(JSON.parse(String(data)).type) } catch {}
+        try { seen.sent.push(kind(JSON.parse(String(data)))) } catch {}
         if (this.#held) this.#held.push(data)
         else super.send(data)
       }
     }
-    navigator.serviceWorker?.addEventListener('message', (e) => { if (e.data?.maygh === 'via') seen.via.push(e.data.id) })
+    navigator.serviceWorker?.addEventListener('message', (e) => {
+      if (e.data?.maygh === 'via') seen.via.push(e.data.id)
+      if (e.data?.maygh === 'invited') seen.invited.push(e.data)
+    })
   }, farMs)
   return {
     /** @param {string} path */
@@ -104,7 +119,7 @@ async function visitor (kind, { farMs = 0 } = {}) {
       await tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.idle())
     },
     stats: () => tab.evaluate(() => /** @type {any} */ (globalThis).Maygh.stats()),
-    /** @returns {Promise<{ sent: string[], via: (string | null)[] }>} */
+    /** @returns {Promise<{ sent: string[], via: (string | null)[], toWorker: string[], invited: any[] }>} */
     seen: () => tab.evaluate(() => /** @type {any} */ (globalThis).__seen),
     tab,
     close: () => browser.close()
@@ -126,6 +141,11 @@ for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
       const id = seen.via.find((v) => typeof v === 'string')
       assert.ok(id, `the worker said its socket is up (${JSON.stringify(seen)})`)
       assert.ok(!seen.sent.includes('lookup'), `no lookup over the page's own socket: ${seen.sent}`)
+      // Its worker looked its first requests up before its script ran, and invited the holder to make the offer.
+      const holderId = (await holder.stats()).peerId
+      assert.deepEqual(seen.invited.map((m) => Object.keys(m.offered)).filter((o) => o.length), [[holderId]], `the worker invited the holder: ${JSON.stringify(seen.invited)}`)
+      assert.ok((await holder.seen()).sent.includes('connect+offer'), 'the holder made the offer')
+      assert.ok(!seen.toWorker.some((k) => k.endsWith('offer') || k.endsWith('offers')) && !seen.sent.some((k) => k.endsWith('offer') || k.endsWith('offers')), `the page made none: ${seen.toWorker} / ${seen.sent}`)
       const stats = await b.stats()
       assert.equal(stats.peer.count, IMAGES.length, `every image from the holder (${JSON.stringify(stats.errors)})`)
       assert.notEqual(stats.peerId, id, 'the page has a peer id of its own')
