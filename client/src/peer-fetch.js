@@ -126,8 +126,8 @@ export class PeerFetch {
   }
 
   /**
-   * The worker will ask this page for peer bytes (transparent mode: its `/held` check named a holder
-   * of something the page requested, or could not tell): its first lookup carries offers, made now,
+   * The worker will ask this page for peer bytes (transparent mode: its lookup or `/held` check named a
+   * holder of something the page requested, or could not tell): its first lookup carries offers, made now,
    * while the page is still parsed, so that the lookup does not wait for them (several tens of ms on
    * a busy page).
    */

@@ -54,9 +54,9 @@
  *   worker's verification (the request went on without them): the page counts
  *   the rejection, reports `peer` for asset `hash` and asks it nothing more.
  * - `ping`: a page whose `hello` the worker has not heard answers with one.
- * - `expect`: the worker will ask this page for peer bytes: the `/held` check
- *   of a request the page made before its `hello` named a holder, or could not
- *   tell. Sent as soon as the worker knows, which may be before the page's
+ * - `expect`: the worker will ask this page for peer bytes: its lookup (or
+ *   `/held` check) of a request the page made before its `hello` named a
+ *   holder, or could not tell (after `invited`, where holders were invited). Sent as soon as the worker knows, which may be before the page's
  *   script listens (kept for it until then, unless the page finished parsing
  *   first: so it is sent again after its `hello`). Until it comes, a page in
  *   transparent mode makes no offers and its lookups carry none.
