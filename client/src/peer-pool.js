@@ -48,6 +48,8 @@ export class PeerPool {
   unbound = new Map()
   /** @type {WeakMap<PeerLink, Route>} the route each connection's signals take */
   #routes = new WeakMap()
+  /** @type {WeakSet<PeerLink>} connections to invited holders whose offer has not come yet (invited) */
+  #untimed = new WeakSet()
   /** @type {Map<string, Route>} peers a lookup through another route than the page's own socket named (introduce) */
   #via = new Map()
 
@@ -147,13 +149,13 @@ export class PeerPool {
   /**
    * @param {string} peer
    * @param {PeerLink} link offering to it
+   * @param {boolean} [timed] timed from now (else from when its peer's offer comes: #timeFrom)
    * @returns {Promise<Transfer>} the attempt `transfer` hands out until the channel opens
    */
-  #reach (peer, link) {
-    const began = performance.now()
-    this.#noteReach(link, began)
+  #reach (peer, link, timed = true) {
     const attempt = link.opened.then((channel) => {
-      this.openPace = smooth(this.openPace, performance.now() - began)
+      const began = this.#began.get(peer)
+      if (began !== undefined) this.openPace = smooth(this.openPace, performance.now() - began)
       return this.#attach(link, channel)
     })
     attempt.finally(() => {
@@ -161,8 +163,18 @@ export class PeerPool {
       this.#began.delete(peer)
     }).catch(() => {})
     this.#connecting.set(peer, attempt)
-    this.#began.set(peer, began)
+    if (timed) this.#timeFrom(link)
     return attempt
+  }
+
+  /**
+   * Time the attempt to open `link` from now: its pass-over (peer-fetch.js), its pace, its reach.
+   * @param {PeerLink} link
+   */
+  #timeFrom (link) {
+    const began = performance.now()
+    this.#began.set(link.peer, began)
+    this.#noteReach(link, began)
   }
 
   /**
@@ -258,7 +270,11 @@ export class PeerPool {
    */
   invited (offered, route) {
     for (const [peer, cid] of Object.entries(offered)) {
-      if (typeof cid === 'string' && !this.reaching(peer) && this.links.size < MAX_LINKS) this.#reach(peer, this.#createLink(peer, cid, false, route))
+      if (typeof cid !== 'string' || this.reaching(peer) || this.links.size >= MAX_LINKS) continue
+      const link = this.#createLink(peer, cid, false, route)
+      // Timed once its offer comes, as one of our own offers is once the lookup has handed it out.
+      this.#untimed.add(link)
+      this.#reach(peer, link, false)
     }
   }
 
@@ -351,6 +367,7 @@ export class PeerPool {
     const key = `${from} ${signal.cid}`
     const link = this.links.get(key)
     if (link) {
+      if (signal.sdp?.type === 'offer' && this.#untimed.delete(link)) this.#timeFrom(link)
       link.handle(signal)
       return
     }

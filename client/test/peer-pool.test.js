@@ -253,10 +253,12 @@ test('invitations (a worker looked up for its page before the page\'s script ran
   const pool = new PeerPool({ signaling: /** @type {any} */ (own), relay: /** @type {any} */ (relay), config, serve: async () => null, onServed: () => {} })
   pool.invited({ holder: 'i1' }, /** @type {any} */ (relay))
   assert.equal(pool.reaching('holder'), true)
+  assert.equal(pool.reachingSince('holder'), undefined, 'not timed (its pass-over) before the holder\'s offer comes')
   const made = FakePeerConnection.made.length
   const transfer = pool.transfer('holder')
   assert.equal(FakePeerConnection.made.length, made, 'a request for it waits for the invited connection')
   relay.emit('connect', { from: 'holder', signal: { cid: 'i1', sdp: { type: 'offer', sdp: 'v=0' } } })
+  assert.equal(typeof pool.reachingSince('holder'), 'number', 'timed from its offer')
   await turn()
   assert.deepEqual(relay.sent.map((m) => [m.type, m.to, m.signal.cid, m.signal.sdp?.type]), [['connect', 'holder', 'i1', 'answer']])
   assert.deepEqual(own.sent, [])
