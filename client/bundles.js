@@ -59,8 +59,8 @@
  * Then invitations (docs/protocol.md): the worker looks up a page's first
  * requests itself and invites holders to make the offers, the page answers
  * them and uses what the worker found, a holder makes an offer when invited:
- * about 0.3 KB to the worker (11,287 B, its `held` question over its socket gone) and 0.2 KB to each page script
- * (maygh-elements.js 17,176 B: its pages are holders too, and the page's half
+ * about 0.3 KB to the worker (11,305 B, its `held` question over its socket gone) and 0.25 KB to each page script
+ * (maygh-elements.js 17,234 B: its pages are holders too, and the page's half
  * comes along in the classes it shares): 11.25 and 16.875 KB since.
  */
 export const GZIP_BUDGETS = Object.freeze({

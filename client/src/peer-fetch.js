@@ -263,15 +263,18 @@ export class PeerFetch {
       try {
         if (signal.aborted) return null
         const attempt = pool.transfer(peer)
-        // Every request waiting for one channel is released at once: timed from the attempt's start.
-        const since = pool.reachingSince(peer) ?? performance.now()
+        // Every request waiting for one channel is released at once: timed from the attempt's start,
+        // read again at each check (a connection to a holder invited for the page is timed only once
+        // its offer has come: PeerPool.invited), else from now.
+        const now = performance.now()
+        const since = () => pool.reachingSince(peer) ?? now
         // Reported whenever it fails, even after this request has moved on.
         attempt.catch((err) => this.#report(peer, hash, FAULTS[err.code]))
         // A channel not open within a fifth of connectTimeoutMs counts as not opened: reported,
         // dropped, and the next holder tried (the page does not wait out the timeout). One much
         // slower than the page's other channels is left sooner, and kept: it may still open.
         const cap = channelPassOverMs(config.connectTimeoutMs)
-        const wait = overdue(since, () => others ? passOverMs(cap, pool.openPace) : cap)
+        const wait = overdue(now, () => since() - now + (others ? passOverMs(cap, pool.openPace) : cap))
         // Meanwhile a slot freed on another of its holders' open channels takes it there (spare).
         /** @type {{ peers: string[], bytes: number, go: (to: string) => void }} */
         const move = { peers: left.filter((p) => p !== peer), bytes, go: () => {} }
@@ -295,7 +298,7 @@ export class PeerFetch {
           handed = null
         }
         if (!transfer) {
-          if (performance.now() - since >= cap) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
+          if (performance.now() - since() >= cap) throw new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_TIMEOUT, 'passed over')
           // Reported (the operator's figures; it quarantines nobody), not dropped: it may yet open.
           this.#report(peer, hash, 'no_channel', false)
           this.quiet.add(peer)

@@ -82,7 +82,8 @@ const adopting = new Set()
  * `opened`: when its navigation reached the worker (performance.now(); undefined: not seen).
  * `pinged`: when it was last sent a ping.
  * `lookups`: its requests before its hello, looked up over the worker's socket (heldFor); `invited`: one of those invites holders, or did.
- * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('../../policy/hedge-rule.js').Placement, opened?: number, pinged: number, expects?: boolean, lookups?: TurnBatch<void, Record<string, any> | undefined>, invited?: boolean }} Page
+ * `posted`: the last message posted to it after its hello (postTo), once sent.
+ * @typedef {{ said: boolean, waiters: (() => void)[], held: WorkerMessage[], placement: import('../../policy/hedge-rule.js').Placement, opened?: number, pinged: number, expects?: boolean, lookups?: TurnBatch<void, Record<string, any> | undefined>, invited?: boolean, posted?: Promise<void> }} Page
  * @type {Map<string, Page>}
  */
 const pages = new Map()
@@ -357,8 +358,13 @@ function statsFor (clientId) {
  */
 function postTo (clientId, msg) {
   const page = pageOf(clientId)
-  if (page.said) return sw.clients.get(clientId).then((c) => toPage(c, msg), () => {})
-  if (page.held.length < MAX_HELD) page.held.push(msg)
+  if (!page.said) {
+    if (page.held.length < MAX_HELD) page.held.push(msg)
+    return
+  }
+  // In the order posted, each after the one before: `clients.get` may answer in any order, and an
+  // invited holder's offer that reached the page before its `invited` would be dropped there.
+  return (page.posted = (page.posted ?? Promise.resolve()).then(() => sw.clients.get(clientId)).then((c) => toPage(c, msg), () => {}))
 }
 
 /**
