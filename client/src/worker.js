@@ -391,9 +391,9 @@ function peersOf (clientId) {
       // A piece is held by its asset's holders (they announce the asset, not its pieces).
       const asset = name.of ?? name.hash
       if (!heldCheck) expecting(clientId)
-      const check = heldCheck && heldFor(clientId, asset)
-      told = check ? check.told : undefined
-      check && check.held.then((held) => {
+      const check = heldCheck ? heldFor(clientId, asset) : null
+      told = check?.told
+      check?.held.then((held) => {
         if (held === false) stop()
         else expecting(clientId)
         unknownHeld.delete(asset)
@@ -428,15 +428,14 @@ const INVITES = 3
  * @returns {{ held: Promise<boolean | null>, told?: Promise<unknown> }} `held` null: not known; `told`: once the page has the lookup's reply
  */
 function heldFor (clientId, asset) {
-  const check = /** @type {HeldCheck} */ (heldCheck)
-  if (!socket.up) return { held: check.held(asset) }
+  if (!socket.up) return { held: /** @type {HeldCheck} */ (heldCheck).held(asset) }
   const page = pageOf(clientId)
-  const end = { postMessage: (/** @type {WorkerMessage} */ msg) => postTo(clientId, msg) }
   page.lookups ??= new TurnBatch(LIMITS.maxLookupHashes, () => {}, async (hashes) => {
     // One lookup invites at a time: the next, if it invited nobody.
     const invites = page.invited ? 0 : INVITES
     page.invited = true
-    const reply = await socket.lookup(hashes, invites, end, check.timeoutMs)
+    const end = { postMessage: (/** @type {WorkerMessage} */ msg) => postTo(clientId, msg) }
+    const reply = await socket.lookup(hashes, invites, end, heldCheck?.timeoutMs ?? config.lookupTimeoutMs)
     const offered = reply?.offered ?? {}
     if (invites && !Object.keys(offered).length) page.invited = false
     if (!reply) return
