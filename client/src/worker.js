@@ -573,7 +573,8 @@ sw.addEventListener('message', (event) => {
       if (msg.ref !== undefined) toPage(source, { maygh: 'frame', msg: { type: 'error', code: CLIENT_ERRORS.MGH_ERR_OFFLINE.code, message: CLIENT_ERRORS.MGH_ERR_OFFLINE.message, ref: msg.ref } })
     }
   } else if (m?.maygh === 'read' && port) {
-    event.waitUntil(cacheReady.then(() => cache.get(String(m.hash))).then((/** @type {import('./worker-messages.js').ReadReply} */ a) => port.postMessage(a, a ? [a.bytes.buffer] : [])))
+    // Answered whatever happens (null: not read): a page serving a peer waits for it, and its channel with it.
+    event.waitUntil(cacheReady.then(() => cache.get(String(m.hash))).catch(() => null).then((/** @type {import('./worker-messages.js').ReadReply} */ a) => port.postMessage(a, a ? [a.bytes.buffer] : [])))
   } else if (m?.maygh === 'adopt' && port && Array.isArray(m.urls)) {
     const p = adopt(m.urls.map(String), source?.id ?? '')
     adopting.add(p)

@@ -228,7 +228,7 @@ test('a site set up from the installed package: a second visitor gets the images
     await idle(b)
     for (const width of await shown(b)) assert.ok(width > 0, 'every image shows')
     const sb = await stats(b)
-    assert.equal(sb.peer.count, IMAGES.length, `the images came from the first visitor (${JSON.stringify(sb)})`)
+    assert.equal(sb.peer.count, IMAGES.length, `the images came from the first visitor (${JSON.stringify(sb)}; the first visitor's: ${JSON.stringify(await stats(a))})`)
     assert.equal(site.bytesUnder('/img/') - before, 0, 'the origin sent no image bytes for the second visitor')
   } finally {
     for (const browser of browsers) await browser.close()
