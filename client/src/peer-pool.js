@@ -12,6 +12,9 @@ import { CLIENT_ERRORS, MayghError, newCid } from '../../protocol/index.js'
 /** connections kept at most; beyond it the least recently active idle one is closed, or the offer ignored */
 const MAX_LINKS = 48
 
+/** An invited holder's offer did not come in time (PeerPool.invited): the page makes its own. */
+const UNANSWERED = new MayghError(CLIENT_ERRORS.MGH_ERR_CONNECT_FAILED, 'invitation unanswered')
+
 /**
  * A way to the coordinator that a connection's signals take: the page's own
  * socket (signaling.js), or, before that has joined, its worker's
@@ -150,14 +153,15 @@ export class PeerPool {
    * @param {string} peer
    * @param {PeerLink} link offering to it
    * @param {boolean} [timed] timed from now (else from when its peer's offer comes: #timeFrom)
+   * @param {(err: any) => Promise<Transfer>} [failed] the attempt's way on when `link` fails (none: it fails)
    * @returns {Promise<Transfer>} the attempt `transfer` hands out until the channel opens
    */
-  #reach (peer, link, timed = true) {
+  #reach (peer, link, timed = true, failed = (err) => { throw err }) {
     const attempt = link.opened.then((channel) => {
       const began = this.#began.get(peer)
       if (began !== undefined) this.openPace = smooth(this.openPace, performance.now() - began)
       return this.#attach(link, channel)
-    })
+    }).catch(failed)
     attempt.finally(() => {
       this.#connecting.delete(peer)
       this.#began.delete(peer)
@@ -265,6 +269,9 @@ export class PeerPool {
    * Holders the worker invited for this page before its script ran (`invited`): each makes the
    * offer for the connection `cid`, sent the worker's way, and the page answers it. Until then a
    * request for such a holder waits for that connection (as for one of our own offers), not a new one.
+   * A holder from before invitations ignores one: when its offer has not come within half the
+   * pass-over, the page makes its own, the same way, and the requests waiting for the holder wait
+   * for that one (no fault: nothing says the holder could not open a channel).
    * @param {Record<string, unknown>} offered cid by peer id, as the worker's lookup reply says
    * @param {Route} route the worker's
    */
@@ -274,7 +281,11 @@ export class PeerPool {
       const link = this.#createLink(peer, cid, false, route)
       // Timed once its offer comes, as one of our own offers is once the lookup has handed it out.
       this.#untimed.add(link)
-      this.#reach(peer, link, false)
+      setTimeout(() => this.#untimed.delete(link) && link.close(UNANSWERED), channelPassOverMs(this.#options.config.connectTimeoutMs) / 2)
+      this.#reach(peer, link, false, (err) => {
+        if (err !== UNANSWERED) throw err
+        return this.#reach(peer, this.#createLink(peer, newCid(), true, route))
+      })
     }
   }
 

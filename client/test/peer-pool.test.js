@@ -28,6 +28,8 @@ class FakePeerConnection {
   createDataChannel () {
     const channel = new FakeChannel()
     channel.readyState = FakePeerConnection.channelState
+    /** the one it made (the offering side) */
+    this.channel = channel
     return channel
   }
 
@@ -270,4 +272,62 @@ test('invitations (a worker looked up for its page before the page\'s script ran
   assert.deepEqual(pool.connected(), ['holder'])
   pool.drop()
   holder.drop()
+})
+
+test('an invited holder that never makes its offer (a client from before invitations): after half the pass-over the page offers itself, the worker\'s way, and the request waiting for that holder gets that channel, with no fault', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  t.mock.timers.enable({ apis: ['setTimeout'] })
+  FakePeerConnection.channelState = 'connecting'
+  const turn = () => new Promise((resolve) => setImmediate(resolve))
+  const config = { connectTimeoutMs: 5000, stallMs: 4000 }
+  const own = route('own')
+  const relay = route('relay')
+  const pool = new PeerPool({ signaling: /** @type {any} */ (own), relay: /** @type {any} */ (relay), config, serve: async () => null, onServed: () => {} })
+  pool.invited({ old: 'i1' }, /** @type {any} */ (relay))
+  /** @type {string[]} */
+  const outcome = []
+  const transfer = pool.transfer('old')
+  transfer.then(() => outcome.push('open'), (err) => outcome.push(err.code))
+  t.mock.timers.tick(499)
+  await turn()
+  assert.equal(relay.sent.length, 0, 'nothing offered while the holder\'s offer may still come')
+  assert.equal(pool.reachingSince('old'), undefined)
+  t.mock.timers.tick(1)
+  await turn()
+  assert.deepEqual(relay.sent.map((m) => [m.type, m.to, m.signal.sdp?.type]), [['connect', 'old', 'offer']], 'its own offer, the worker\'s way')
+  assert.notEqual(relay.sent[0].signal.cid, 'i1', 'for a connection of its own')
+  assert.deepEqual(own.sent, [])
+  assert.equal(typeof pool.reachingSince('old'), 'number', 'timed from its own offer')
+  assert.deepEqual([...pool.links.keys()], [`old ${relay.sent[0].signal.cid}`], 'the invited connection closed')
+  assert.deepEqual(outcome, [], 'the request waiting for the holder still waits')
+  const channel = /** @type {any} */ (/** @type {FakePeerConnection} */ (FakePeerConnection.made.at(-1)).channel)
+  channel.readyState = 'open'
+  channel.onopen(new Event('open'))
+  await turn()
+  assert.deepEqual(outcome, ['open'], 'the request waiting for the holder goes over it, not failed')
+  assert.deepEqual(pool.connected(), ['old'])
+  pool.drop()
+})
+
+test('an invited holder whose offer comes in time: no offer of the page\'s own follows', async (t) => {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+  t.mock.timers.enable({ apis: ['setTimeout'] })
+  FakePeerConnection.channelState = 'connecting'
+  const turn = () => new Promise((resolve) => setImmediate(resolve))
+  const relay = route('relay')
+  const pool = new PeerPool({ signaling: /** @type {any} */ (route('own')), relay: /** @type {any} */ (relay), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
+  pool.invited({ holder: 'i1' }, /** @type {any} */ (relay))
+  t.mock.timers.tick(400)
+  relay.emit('connect', { from: 'holder', signal: { cid: 'i1', sdp: { type: 'offer', sdp: 'v=0' } } })
+  await turn()
+  t.mock.timers.tick(600)
+  await turn()
+  assert.deepEqual(relay.sent.map((m) => [m.signal.cid, m.signal.sdp?.type]), [['i1', 'answer']], 'only its answer')
+  assert.deepEqual([...pool.links.keys()], ['holder i1'])
+  assert.equal(pool.reaching('holder'), true, 'still being set up')
+  pool.drop()
 })

@@ -8,7 +8,8 @@
  * page asked for first and invites the holder to make the offer, which the
  * page answers (it makes none); the worker's peer holds nothing (its own
  * socket's frames held back a second, as a distant coordinator's would be: on
- * loopback either socket may join first). With that
+ * loopback either socket may join first). A holder that ignores invitations
+ * (a client from before them) is offered to by the page itself. With that
  * socket gone (the coordinator restarted), the next page's lookups go over
  * its own socket, and its images still come from the holder.
  */
@@ -66,13 +67,15 @@ after(async () => {
  * to a distant coordinator (its worker's socket, made at the navigation, is not
  * held): on loopback either socket may join first, and which one carries the
  * first lookup would be a race.
+ * With `old`, its pages drop every invitation they are handed, as a client
+ * from before invitations ignores one.
  * @param {'chromium' | 'firefox'} kind
- * @param {{ farMs?: number }} [o]
+ * @param {{ farMs?: number, old?: boolean }} [o]
  */
-async function visitor (kind, { farMs = 0 } = {}) {
+async function visitor (kind, { farMs = 0, old = false } = {}) {
   const browser = await launchBrowser(kind)
   const tab = await (await browser.newContext()).newPage()
-  await tab.addInitScript((farMs) => {
+  await tab.addInitScript(({ farMs, old }) => {
     // `sent`: the types of the frames its own socket sent (`connect+offer` for an offer); `toWorker`:
     // those it sent through its worker's (`lookup+offers` for a lookup carrying offers); `invited`: the
     // worker's `invited` messages.
@@ -92,6 +95,12 @@ async function visitor (kind, { farMs = 0 } = {}) {
       /** @param {string | URL} url @param {string | string[]} [protocols] */
       constructor (url, protocols) {
         super(url, protocols)
+        // Heard before the client's own listener, which it then never reaches.
+        if (old) {
+          super.addEventListener('message', (e) => {
+            try { if (JSON.parse(String(e.data)).signal?.invite === true) e.stopImmediatePropagation() } catch {}
+          })
+        }
         if (farMs) {
           setTimeout(() => {
             for (const data of /** @type {any[]} */ (this.#held)) if (this.readyState === Native.OPEN) super.send(data)
@@ -111,7 +120,7 @@ async function visitor (kind, { farMs = 0 } = {}) {
       if (e.data?.maygh === 'via') seen.via.push(e.data.id)
       if (e.data?.maygh === 'invited') seen.invited.push(e.data)
     })
-  }, farMs)
+  }, { farMs, old })
   return {
     /** @param {string} path */
     open: async (path) => {
@@ -160,6 +169,27 @@ for (const kind of /** @type {const} */ (['chromium', 'firefox'])) {
     }
   })
 }
+
+test('chromium: a holder from before invitations ignores one; the page then offers to it itself, through its worker\'s socket, and gets its images from it, with no fault counted', { timeout: 120000 }, async () => {
+  const holder = await visitor('chromium', { old: true })
+  const b = await visitor('chromium', { farMs: FAR_MS })
+  try {
+    await holder.open('/')
+    await b.open('/about.html')
+    await b.open('/')
+    const seen = await b.seen()
+    const holderId = (await holder.stats()).peerId
+    assert.deepEqual(seen.invited.map((m) => Object.keys(m.offered)).filter((o) => o.length), [[holderId]], `the worker invited the holder: ${JSON.stringify(seen.invited)}`)
+    assert.ok(!(await holder.seen()).sent.includes('connect+offer'), 'the holder made no offer')
+    assert.ok(seen.toWorker.includes('connect+offer'), `the page offered, the worker's way: ${seen.toWorker}`)
+    const stats = await b.stats()
+    assert.equal(stats.peer.count, IMAGES.length, `every image from the holder (${JSON.stringify(stats)})`)
+    assert.deepEqual(stats.errors, {}, 'the holder was not passed over')
+  } finally {
+    await holder.close()
+    await b.close()
+  }
+})
 
 test('chromium: with the worker\'s socket gone, the next page looks up over its own socket and still gets its images from the holder', { timeout: 120000 }, async () => {
   const holder = await visitor('chromium')
