@@ -42,6 +42,19 @@ class FakePeerConnection {
 }
 
 /**
+ * Pages make FakePeerConnections for the rest of the test.
+ * @param {import('node:test').TestContext} t
+ */
+function fakePeers (t) {
+  const real = globalThis.RTCPeerConnection
+  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
+  t.after(() => { globalThis.RTCPeerConnection = real })
+}
+
+/** @returns {Promise<unknown>} after what is queued now has run */
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+/**
  * A route to the coordinator that records what is sent over it and acknowledges nothing.
  * @param {string} name its ICE server is `stun:<name>`
  */
@@ -57,9 +70,7 @@ function route (name) {
 }
 
 test('when the coordinator connection goes, connections being set up fail with MGH_ERR_OFFLINE at once; open ones stay', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   t.mock.timers.enable({ apis: ['setTimeout'] })
   // The coordinator acknowledges nothing: an offer waits for `relayed` until it goes.
   const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: () => true })
@@ -72,7 +83,6 @@ test('when the coordinator connection goes, connections being set up fail with M
   let code = null
   pending.catch((err) => { code = err.code })
   const failure = () => code
-  const turn = () => new Promise((resolve) => setImmediate(resolve))
   await turn()
   assert.equal(failure(), null, 'still connecting')
 
@@ -84,9 +94,7 @@ test('when the coordinator connection goes, connections being set up fail with M
 })
 
 test('an offer is answered only when the coordinator says it introduced its sender', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   /** @type {object[]} */
   const sent = []
   const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: (/** @type {object} */ m) => sent.push(m) })
@@ -104,9 +112,7 @@ test('an offer is answered only when the coordinator says it introduced its send
 })
 
 test('drop closes every connection to a peer: a load waiting for it to connect fails at once', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   FakePeerConnection.channelState = 'connecting'
   const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: () => true })
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 60_000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
@@ -121,9 +127,7 @@ test('drop closes every connection to a peer: a load waiting for it to connect f
 })
 
 test('messages a WebRTC stack delivers with or before `open` are not lost (node-webrtc dispatches them so)', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   const signaling = Object.assign(new Emitter(), { ice: { iceServers: [] }, request: () => new Promise(() => {}), send: () => true })
   const asset = { bytes: new Uint8Array([1, 2, 3]), type: 'image/png' }
   const pool = new PeerPool({ signaling: /** @type {any} */ (signaling), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async (hash) => hash === 'h1' ? asset : null, onServed: () => {} })
@@ -153,9 +157,7 @@ test('messages a WebRTC stack delivers with or before `open` are not lost (node-
 })
 
 test('offers made before their peers are known (protocol 3): each handed out is bound to its holder, its ICE candidates go to it before and after, the others are closed', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   FakePeerConnection.channelState = 'connecting'
   /** @type {any[]} */
   const sent = []
@@ -182,9 +184,7 @@ test('offers made before their peers are known (protocol 3): each handed out is 
 })
 
 test('the worker\'s route (transparent mode): offers a lookup through it carried, and connections to the holders it named, signal that way; when it goes, only its connections still being set up fail', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   FakePeerConnection.channelState = 'connecting'
   const own = route('own')
   const relay = route('relay')
@@ -233,11 +233,8 @@ test('the worker\'s route (transparent mode): offers a lookup through it carried
 })
 
 test('invitations (a worker looked up for its page before the page\'s script ran): the holder makes the offer, only for a peer introduced to it; the page answers it the worker\'s way, and a request for that holder waits for that connection', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   FakePeerConnection.channelState = 'connecting'
-  const turn = () => new Promise((resolve) => setImmediate(resolve))
   const config = { connectTimeoutMs: 60_000, stallMs: 4000 }
 
   // The holder: invited by the worker's peer, which its lookup introduced.
@@ -275,12 +272,9 @@ test('invitations (a worker looked up for its page before the page\'s script ran
 })
 
 test('an invited holder that never makes its offer (a client from before invitations): after half the pass-over the page offers itself, the worker\'s way, and the request waiting for that holder gets that channel, with no fault', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   t.mock.timers.enable({ apis: ['setTimeout'] })
   FakePeerConnection.channelState = 'connecting'
-  const turn = () => new Promise((resolve) => setImmediate(resolve))
   const config = { connectTimeoutMs: 5000, stallMs: 4000 }
   const own = route('own')
   const relay = route('relay')
@@ -312,12 +306,9 @@ test('an invited holder that never makes its offer (a client from before invitat
 })
 
 test('an invited holder whose offer comes in time: no offer of the page\'s own follows', async (t) => {
-  const real = globalThis.RTCPeerConnection
-  globalThis.RTCPeerConnection = /** @type {any} */ (FakePeerConnection)
-  t.after(() => { globalThis.RTCPeerConnection = real })
+  fakePeers(t)
   t.mock.timers.enable({ apis: ['setTimeout'] })
   FakePeerConnection.channelState = 'connecting'
-  const turn = () => new Promise((resolve) => setImmediate(resolve))
   const relay = route('relay')
   const pool = new PeerPool({ signaling: /** @type {any} */ (route('own')), relay: /** @type {any} */ (relay), config: { connectTimeoutMs: 5000, stallMs: 4000 }, serve: async () => null, onServed: () => {} })
   pool.invited({ holder: 'i1' }, /** @type {any} */ (relay))
